@@ -1,0 +1,34 @@
+# Two commands do all the set-up on a fresh machine with Python 3.11 and make:
+#   make course   set up, then open the course in JupyterLab (HEADLESS=1: no browser, print the URL)
+#   make test     set up, then run the whole test suite
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+KERNEL := handoffs-course
+PORT   ?= 8888
+
+.PHONY: setup course test clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (handoffs course)"
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+course: setup
+ifdef HEADLESS
+	$(BIN)/jupyter lab --no-browser --ip=127.0.0.1 --port=$(PORT) --notebook-dir=. notebooks/
+else
+	$(BIN)/jupyter lab --notebook-dir=. notebooks/
+endif
+
+test: setup
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf $(VENV) build *.egg-info shared/*.egg-info

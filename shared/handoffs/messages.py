@@ -1,0 +1,117 @@
+"""Messages and content blocks in the Anthropic Messages shape. Taught in lesson 03.
+
+A model turn is ``{"stop_reason": "tool_use" | "end_turn", "content": [blocks]}``.
+Blocks are ``{"type": "text", "text"}`` and ``{"type": "tool_use", "id", "name", "input"}``;
+tool results go back as a user message of ``{"type": "tool_result", "tool_use_id", "content"}``.
+"""
+
+STOP_REASONS = ("tool_use", "end_turn")
+
+
+class InvalidTurn(ValueError):
+    """A model turn does not have the Messages shape."""
+
+
+def text_block(text):
+    """A text block."""
+    return {"type": "text", "text": text}
+
+
+def tool_use_block(id, name, input):
+    """A tool_use block: the model asks to call ``name`` with ``input``."""
+    return {"type": "tool_use", "id": id, "name": name, "input": input}
+
+
+def tool_result_block(tool_use_id, content, is_error=False):
+    """A tool_result block answering the tool_use with id ``tool_use_id``."""
+    block = {"type": "tool_result", "tool_use_id": tool_use_id, "content": str(content)}
+    if is_error:
+        block["is_error"] = True
+    return block
+
+
+def turn(*blocks):
+    """A model turn from its blocks; stop_reason is tool_use when any block is a tool_use."""
+    uses_tools = any(block["type"] == "tool_use" for block in blocks)
+    return {"stop_reason": "tool_use" if uses_tools else "end_turn", "content": list(blocks)}
+
+
+def tool_uses(content):
+    """The tool_use blocks of a turn, a message or a content list, in order."""
+    if isinstance(content, dict):
+        content = content["content"]
+    if isinstance(content, str):
+        return []
+    return [block for block in content if block.get("type") == "tool_use"]
+
+
+def final_text(turn):
+    """The text a model turn says, its text blocks joined."""
+    return "".join(block["text"] for block in turn["content"] if block.get("type") == "text")
+
+
+def check_turn(turn, where="turn"):
+    """Raise InvalidTurn naming the first problem in a model turn; return it when fine."""
+    if not isinstance(turn, dict):
+        raise InvalidTurn(f"{where} must be a dict with stop_reason and content, got {type(turn).__name__}")
+    if turn.get("stop_reason") not in STOP_REASONS:
+        raise InvalidTurn(f"{where}: stop_reason must be one of {STOP_REASONS}, got {turn.get('stop_reason')!r}")
+    content = turn.get("content")
+    if not isinstance(content, list) or not content:
+        raise InvalidTurn(f"{where}: content must be a non-empty list of blocks")
+    for i, block in enumerate(content):
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "text":
+            if not isinstance(block.get("text"), str):
+                raise InvalidTurn(f"{where}: block {i} is a text block without a string 'text'")
+        elif kind == "tool_use":
+            missing = [key for key in ("id", "name", "input") if key not in block]
+            if missing:
+                raise InvalidTurn(f"{where}: tool_use block {i} lacks {missing}")
+            if not isinstance(block["input"], dict):
+                raise InvalidTurn(f"{where}: tool_use block {i} input must be a dict")
+        else:
+            raise InvalidTurn(f"{where}: block {i} has unknown type {kind!r}")
+    if turn["stop_reason"] == "tool_use" and not tool_uses(content):
+        raise InvalidTurn(f"{where}: stop_reason is tool_use but no block is a tool_use")
+    return turn
+
+
+def unanswered_tool_uses(messages):
+    """Ids of tool_use blocks that the next message does not answer with a tool_result."""
+    missing = []
+    for i, message in enumerate(messages):
+        if message["role"] != "assistant":
+            continue
+        wanted = [block["id"] for block in tool_uses(message["content"])]
+        if not wanted:
+            continue
+        answer = messages[i + 1]["content"] if i + 1 < len(messages) else []
+        answered = {block.get("tool_use_id") for block in answer
+                    if isinstance(block, dict) and block.get("type") == "tool_result"}
+        missing.extend(tool_id for tool_id in wanted if tool_id not in answered)
+    return missing
+
+
+def format_history(messages):
+    """The history as numbered lines, one per question, tool_use and tool_result."""
+    lines = []
+    for i, message in enumerate(messages):
+        role, content = message["role"], message["content"]
+        if isinstance(content, str):
+            lines.append(f"  [{i}] {role:<9} pregunta: {content!r}")
+            continue
+        for block in content:
+            if block["type"] == "tool_use":
+                lines.append(f"  [{i}] {role:<9} tool_use({block['name']}): {block['input']}")
+            elif block["type"] == "tool_result":
+                mark = " (error)" if block.get("is_error") else ""
+                lines.append(f"  [{i}] {role:<9} tool_result{mark}: {block['content']}")
+            elif block["type"] == "text":
+                lines.append(f"  [{i}] {role:<9} text: {block['text']!r}")
+    return "\n".join(lines)
+
+
+def print_history(messages):
+    """Print the history as ``format_history`` lays it out."""
+    print(format_history(messages))

@@ -1,0 +1,90 @@
+"""Reservo's room-booking tools, the domain every lesson's agents work in.
+
+Prices are integers in cents per hour. The two numbers the seed lessons rely on:
+Focus pro costs 2000 cents/hour (3 h -> 6000) and Studio pro 3200 cents/hour
+(2 h -> 6400). The other rooms and tiers are the course's own choice:
+
+    room     capacity   basic   pro
+    Focus        4       1200   2000
+    Studio      10       2000   3200
+    Loft        24       3500   5200
+
+State (the bookings) lives in memory; ``reset()`` empties it so tests and
+notebooks start from the same place every time.
+"""
+
+import threading
+
+RATES_CENTS_PER_HOUR = {
+    "Focus": {"basic": 1200, "pro": 2000},
+    "Studio": {"basic": 2000, "pro": 3200},
+    "Loft": {"basic": 3500, "pro": 5200},
+}
+CAPACITY = {"Focus": 4, "Studio": 10, "Loft": 24}
+
+_lock = threading.Lock()
+_bookings = {}
+_next_number = 1
+
+
+class ReservoError(ValueError):
+    """A Reservo tool was called with input it cannot serve."""
+
+
+def reset():
+    """Forget every booking and restart the booking numbers at BK-0001."""
+    global _next_number
+    with _lock:
+        _bookings.clear()
+        _next_number = 1
+
+
+def list_rooms():
+    """List every room with its capacity and its hourly rate per tier, in cents."""
+    return [
+        {"room": room, "capacity": CAPACITY[room], "rates_cents_per_hour": dict(rates)}
+        for room, rates in RATES_CENTS_PER_HOUR.items()
+    ]
+
+
+def _check(room, tier, hours):
+    if room not in RATES_CENTS_PER_HOUR:
+        raise ReservoError(f"unknown room {room!r}; rooms are {sorted(RATES_CENTS_PER_HOUR)}")
+    tiers = RATES_CENTS_PER_HOUR[room]
+    if tier not in tiers:
+        raise ReservoError(f"unknown tier {tier!r} for {room}; tiers are {sorted(tiers)}")
+    if isinstance(hours, bool) or not isinstance(hours, int):
+        raise ReservoError(f"hours must be a whole number, got {hours!r}")
+    if hours <= 0:
+        raise ReservoError(f"hours must be greater than 0, got {hours}")
+
+
+def get_quote(room, tier, hours):
+    """Quote a room: returns exactly {"price_cents": int}."""
+    _check(room, tier, hours)
+    return {"price_cents": RATES_CENTS_PER_HOUR[room][tier] * hours}
+
+
+def book_room(room, tier, hours):
+    """Book a room and return the confirmed booking with its id and price."""
+    global _next_number
+    price = get_quote(room, tier, hours)["price_cents"]
+    with _lock:
+        booking_id = f"BK-{_next_number:04d}"
+        _next_number += 1
+        booking = {"booking_id": booking_id, "room": room, "tier": tier, "hours": hours,
+                   "price_cents": price, "status": "confirmed"}
+        _bookings[booking_id] = booking
+    return dict(booking)
+
+
+def cancel_booking(booking_id):
+    """Cancel a confirmed booking; an unknown or already cancelled id is an error."""
+    with _lock:
+        booking = _bookings.get(booking_id)
+        if booking is None:
+            raise ReservoError(f"unknown booking {booking_id!r}")
+        if booking["status"] == "cancelled":
+            raise ReservoError(f"booking {booking_id} is already cancelled")
+        booking["status"] = "cancelled"
+    return {"booking_id": booking_id, "status": "cancelled"}

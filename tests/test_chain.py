@@ -1,0 +1,80 @@
+"""End to end: sender, package, receiver and the composed answer."""
+
+import pytest
+
+from handoffs import ChainError, ScriptedModel, no_show_charge, run_handoff_chain, text_block, turn
+from handoffs.examples import COMPOUND_REQUEST, POLICY_TURNS, booking_model, policy_model
+
+MODELS = {"booking_agent": booking_model(), "policy_agent": policy_model()}
+
+
+def test_chain_composes_an_answer_that_covers_both_parts():
+    chain = run_handoff_chain(COMPOUND_REQUEST, "booking_agent", MODELS)
+    assert chain.owner == "policy_agent"
+    assert chain.answer.splitlines() == [
+        "Cotización (booking_agent): Focus pro por 3 h cuesta 6000 centavos.",
+        "Política (policy_agent): " + POLICY_TURNS[1]["content"][0]["text"],
+        "Cargo por no presentarse: 3000 centavos (50 % de 6000).",
+    ]
+
+
+def test_receiver_runs_on_the_task_and_the_context_that_travelled():
+    chain = run_handoff_chain(COMPOUND_REQUEST, "booking_agent", MODELS)
+    brief = chain.receiver_messages[0]["content"]
+    assert brief.startswith(chain.package.task)
+    assert '"price_cents": 6000' in brief
+    assert "Cotiza Focus pro 3h" not in brief  # the transcript did not travel
+    assert "[no-show-policy]" in chain.receiver_messages[2]["content"][0]["content"]
+
+
+def test_the_charge_follows_the_quoted_price():
+    studio_turns = [dict(t) for t in booking_model().turns]
+    studio_turns[1]["content"][0]["input"]["context"] = {"room": "Studio", "tier": "pro", "hours": 2,
+                                                         "price_cents": 6400}
+    models = {"booking_agent": ScriptedModel(studio_turns), "policy_agent": policy_model()}
+    chain = run_handoff_chain(COMPOUND_REQUEST, "booking_agent", models)
+    assert chain.answer.endswith("Cargo por no presentarse: 3200 centavos (50 % de 6400).")
+    assert no_show_charge(6400) == 3200 and no_show_charge(1) == 0
+
+
+def test_no_handoff_means_the_sender_answers_alone():
+    model = ScriptedModel([turn(text_block("Tenemos Focus, Studio y Loft."))])
+    chain = run_handoff_chain("¿Qué salas hay?", "booking_agent", {"booking_agent": model})
+    assert chain.package is None and chain.owner == "booking_agent"
+    assert chain.answer == "Tenemos Focus, Studio y Loft."
+
+
+def test_missing_receiver_model_is_a_clear_error():
+    with pytest.raises(ChainError, match="no model for 'policy_agent'"):
+        run_handoff_chain(COMPOUND_REQUEST, "booking_agent", {"booking_agent": booking_model()})
+
+
+def test_diagram_is_drawn_from_the_run():
+    chain = run_handoff_chain(COMPOUND_REQUEST, "booking_agent", MODELS)
+    diagram = chain.diagram()
+    assert diagram.splitlines()[:4] == [
+        "sequenceDiagram",
+        "    participant usuario as usuario",
+        "    participant booking_agent as booking_agent",
+        "    participant policy_agent as policy_agent",
+    ]
+    assert "    booking_agent->>booking_agent: get_quote(room='Focus', tier='pro', hours=3)" in diagram
+    assert "    Note over booking_agent,policy_agent: ownership passes to policy_agent" in diagram
+    assert "    policy_agent-->>usuario: " in diagram
+    assert chain._repr_markdown_().startswith("```mermaid\nsequenceDiagram")
+    assert repr(chain).startswith("ChainResult(booking_agent -> policy_agent, answer='Cotización")
+
+
+def test_no_show_charge_rejects_nonsense():
+    with pytest.raises(ValueError, match="whole number of cents"):
+        no_show_charge(-1)
+    with pytest.raises(ValueError):
+        no_show_charge("6000")
+
+
+def test_a_receiver_that_hands_off_again_needs_the_coordinator():
+    from handoffs import HANDOFF_TOOL_NAME, tool_use_block
+    bounce = turn(tool_use_block("p1", HANDOFF_TOOL_NAME, {"receiver": "pricing_agent", "reason": "r", "task": "t"}))
+    models = {"booking_agent": booking_model(), "policy_agent": ScriptedModel([bounce])}
+    with pytest.raises(ChainError, match="policy_agent handed off again to pricing_agent"):
+        run_handoff_chain(COMPOUND_REQUEST, "booking_agent", models)
