@@ -1,3 +1,24 @@
-"""grader: generate student notebooks, grade submissions, batch a class and check the course."""
+"""grader: generate student notebooks, grade submissions, batch a class and check the course.
+
+    from grader import grade
+    report = grade("solutions/03_pseudo_tool.ipynb", "alice.ipynb")
+
+Importing ``grader`` is cheap, so test cells can use ``from grader import assert_same``;
+the heavier parts load on first use.
+"""
+
+from .checks import assert_same
 
 __version__ = "0.1.0"
+
+_LAZY = {
+    "grade": "api", "grade_notebooks": "api", "Limits": "execute",
+    "UnusableNotebook": "notebooks", "Report": "report", "TestResult": "report",
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module 'grader' has no attribute {name!r}")

@@ -1,0 +1,121 @@
+"""The grader's command line: ``python -m grader generate | grade | batch | check``."""
+
+import argparse
+import sys
+import warnings
+from pathlib import Path
+
+from .execute import Limits
+from .generate import InvalidSource
+from .notebooks import UnusableNotebook, write_atomic
+
+
+def _limits(args):
+    return Limits(cell_timeout=args.timeout, notebook_timeout=args.budget, memory_bytes=int(args.memory * 2 ** 20))
+
+
+def cmd_generate(args):
+    from .generate import generate
+
+    changed = generate(args.solutions, args.student, args.lessons)
+    for path in changed:
+        print(f"wrote {path}")
+    print(f"{len(changed)} student notebook(s) changed")
+    return 0
+
+
+def cmd_grade(args):
+    from .api import grade_notebooks
+    from .batch import match_source
+    from .notebooks import read_notebook
+    from .report import feedback_html
+
+    submission = Path(args.submission)
+    source = Path(args.source) if args.source else match_source(submission, Path(args.solutions))
+    report, feedback_nb = grade_notebooks(read_notebook(source), read_notebook(submission), limits=_limits(args),
+                                          names=(str(source), str(submission)))
+    print(report.table())
+    if args.json:
+        write_atomic(args.json, report.to_json())
+    if args.feedback:
+        write_atomic(args.feedback, feedback_html(report, feedback_nb))
+    return 0
+
+
+def cmd_batch(args):
+    from .batch import batch
+
+    rows = batch(args.directory, args.source, args.out, workers=args.workers, limits=_limits(args))
+    graded = [r for r in rows if r["status"] == "graded"]
+    errors = [r for r in rows if r["status"] != "graded"]
+    print(f"{len(graded)} graded, {len(errors)} with errors -> {Path(args.out) / 'grades.csv'}")
+    for row in errors:
+        print(f"  {row['submission']}: {row['error']}")
+    return 0
+
+
+def cmd_check(args):
+    from .check import check_course
+
+    problems = check_course(args.root, workers=args.workers, limits=_limits(args))
+    for problem in problems:
+        print(problem)
+    print(f"{len(problems)} problem(s)" if problems else "course OK")
+    return 1 if problems else 0
+
+
+def parser():
+    """The argument parser for every subcommand."""
+    top = argparse.ArgumentParser(prog="python -m grader", description=__doc__)
+    sub = top.add_subparsers(dest="command", required=True)
+
+    def with_limits(p):
+        p.add_argument("--timeout", type=float, default=30, help="seconds per cell (default 30)")
+        p.add_argument("--budget", type=float, default=600, help="seconds per notebook (default 600)")
+        p.add_argument("--memory", type=float, default=2048, help="kernel memory limit in MiB (default 2048)")
+        return p
+
+    p = sub.add_parser("generate", help="write student/ from solutions/")
+    p.add_argument("lessons", nargs="*", help="lesson numbers or names (default: all)")
+    p.add_argument("--solutions", default="solutions")
+    p.add_argument("--student", default="student")
+    p.set_defaults(run=cmd_generate)
+
+    p = with_limits(sub.add_parser("grade", help="grade one submission"))
+    p.add_argument("submission")
+    p.add_argument("--source", help="solution notebook (default: the match in --solutions)")
+    p.add_argument("--solutions", default="solutions")
+    p.add_argument("--json", help="write the report as JSON here")
+    p.add_argument("--feedback", help="write HTML feedback here")
+    p.set_defaults(run=cmd_grade)
+
+    p = with_limits(sub.add_parser("batch", help="grade a folder of submissions in parallel"))
+    p.add_argument("directory")
+    p.add_argument("--source", required=True, help="a solution notebook or a folder of them")
+    p.add_argument("--out", required=True, help="folder for grades.csv, reports/ and feedback/")
+    p.add_argument("--workers", type=int, help="parallel workers (default: one per core)")
+    p.set_defaults(run=cmd_batch)
+
+    p = with_limits(sub.add_parser("check", help="the course's CI gate"))
+    p.add_argument("--root", default=".")
+    p.add_argument("--workers", type=int)
+    p.set_defaults(run=cmd_check)
+    return top
+
+
+def main(argv=None):
+    """Run a subcommand; unusable input exits 2 with one line and no traceback."""
+    args = parser().parse_args(argv)
+    warnings.simplefilter("ignore")  # nbformat's notes on fixed cell ids are not the user's concern
+    try:
+        return args.run(args)
+    except (UnusableNotebook, InvalidSource, FileNotFoundError) as error:
+        print(f"error: {' '.join(str(error).split())}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

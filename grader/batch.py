@@ -1,0 +1,126 @@
+"""Grade a folder of submissions in parallel: one process per worker, one fresh kernel per submission.
+
+A bad submission becomes a row with status "error" and the batch goes on. Re-running
+skips submissions whose report is already there for the same submission, source and
+limits (a content hash), so an interrupted batch resumes where it stopped.
+"""
+
+import csv
+import hashlib
+import io
+import json
+import os
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+from . import __version__
+from .api import grade_notebooks
+from .execute import Limits
+from .generate import InvalidSource
+from .notebooks import UnusableNotebook, read_notebook, write_atomic
+from .report import feedback_html
+
+COLUMNS = ("submission", "source", "score", "max_score", "status", "error", "tampered", "cached")
+
+
+def find_submissions(directory, out=None):
+    """Every notebook under ``directory`` (checkpoints and the output folder excepted), sorted."""
+    directory, out = Path(directory), Path(out).resolve() if out else None
+    found = []
+    for path in sorted(directory.rglob("*.ipynb")):
+        if ".ipynb_checkpoints" in path.parts or (out and out in path.resolve().parents):
+            continue
+        found.append(path)
+    return found
+
+
+def match_source(submission, source):
+    """The source notebook for a submission: ``source`` itself, or the solution in it with the best name match."""
+    source = Path(source)
+    if source.is_file():
+        return source
+    candidates = sorted(source.glob("*.ipynb"))
+    exact = [c for c in candidates if c.name == submission.name]
+    if exact:
+        return exact[0]
+    contained = [c for c in candidates if c.stem in submission.stem]
+    if contained:
+        return max(contained, key=lambda c: len(c.stem))
+    lesson = submission.stem.split("_")[0]
+    numbered = [c for c in candidates if c.stem.split("_")[0] == lesson and lesson.isdigit()]
+    if len(numbered) == 1:
+        return numbered[0]
+    raise UnusableNotebook(f"{submission.name}: no matching source notebook in {source}")
+
+
+def _key(submission, source, limits):
+    digest = hashlib.sha256()
+    for part in (submission.read_bytes(), source.read_bytes(), repr(limits).encode(), __version__.encode()):
+        digest.update(hashlib.sha256(part).digest())
+    return digest.hexdigest()
+
+
+def _slug(submission, root):
+    return "__".join(submission.relative_to(root).with_suffix("").parts)
+
+
+def grade_one(submission, source_arg, root, out, limits):
+    """Grade one submission and write its JSON report and HTML feedback; returns its CSV row."""
+    submission, out = Path(submission), Path(out)
+    row = {"submission": str(submission.relative_to(root)), "source": "", "score": "", "max_score": "",
+           "status": "error", "error": "", "tampered": "", "cached": "no"}
+    report_path = out / "reports" / f"{_slug(submission, root)}.json"
+    try:
+        source = match_source(submission, source_arg)
+        row["source"] = str(source)
+        key = _key(submission, source, limits)
+        if report_path.exists():
+            saved = json.loads(report_path.read_text(encoding="utf-8"))
+            if saved.get("key") == key:
+                return {**saved["row"], "cached": "yes"}
+        report, feedback_nb = grade_notebooks(read_notebook(source), read_notebook(submission), limits=limits,
+                                              names=(str(source), row["submission"]))
+        row.update(score=f"{report.score:g}", max_score=f"{report.max_score:g}", status="graded",
+                   tampered=" ".join(f"{t['grade_id']}:{t['problem']}" for t in report.tampered))
+        write_atomic(out / "feedback" / f"{_slug(submission, root)}.html", feedback_html(report, feedback_nb))
+        write_atomic(report_path, json.dumps({"key": key, "row": row, "report": report.to_dict()},
+                                             indent=2, ensure_ascii=False, sort_keys=True) + "\n")
+    except (UnusableNotebook, InvalidSource, OSError) as error:
+        row["error"] = " ".join(str(error).split())
+    except Exception as error:  # one submission never stops the batch
+        row["error"] = f"grader error: {type(error).__name__}: {error}"
+    return row
+
+
+def write_csv(rows, path):
+    """Write grades.csv atomically, one row per submission, sorted by submission."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(sorted(rows, key=lambda row: row["submission"]))
+    write_atomic(path, buffer.getvalue())
+
+
+def batch(directory, source, out, workers=None, limits=Limits(), progress=True):
+    """Grade every notebook under ``directory``; writes OUT/grades.csv, reports/ and feedback/; returns the rows."""
+    directory, out = Path(directory), Path(out)
+    submissions = find_submissions(directory, out)
+    workers = max(1, workers or os.cpu_count() or 1)
+    rows = []
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = {pool.submit(grade_one, path, source, directory, out, limits): path for path in submissions}
+        done = as_completed(futures)
+        if progress:
+            from tqdm import tqdm
+            done = tqdm(done, total=len(futures), unit="nb", desc="grading", dynamic_ncols=True)
+        for future in done:
+            try:
+                rows.append(future.result())
+            except Exception as error:  # the worker process itself failed
+                path = futures[future]
+                rows.append({**dict.fromkeys(COLUMNS, ""), "submission": str(path.relative_to(directory)),
+                             "status": "error", "error": f"worker failed: {type(error).__name__}: {error}",
+                             "cached": "no"})
+    write_csv(rows, out / "grades.csv")
+    return sorted(rows, key=lambda row: row["submission"])
+

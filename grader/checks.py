@@ -1,0 +1,33 @@
+"""Assertions for test cells that compare exact types and values.
+
+``assert_same(actual, expected)`` fails unless both have the very same type at every
+level and equal values, so an object whose ``__eq__`` always returns True earns nothing.
+"""
+
+import math
+
+
+def _same(actual, expected, path):
+    if type(actual) is not type(expected):
+        raise AssertionError(f"{path}: expected {type(expected).__name__}, got {type(actual).__name__}")
+    if isinstance(expected, dict):
+        if set(actual) != set(expected):
+            raise AssertionError(f"{path}: expected keys {sorted(map(str, expected))}, "
+                                 f"got {sorted(map(str, actual))}")
+        for key in expected:
+            _same(actual[key], expected[key], f"{path}[{key!r}]")
+    elif isinstance(expected, (list, tuple)):
+        if len(actual) != len(expected):
+            raise AssertionError(f"{path}: expected {len(expected)} items, got {len(actual)}")
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            _same(a, e, f"{path}[{i}]")
+    elif isinstance(expected, float) and math.isnan(expected):
+        if not math.isnan(actual):
+            raise AssertionError(f"{path}: expected nan, got {actual!r}")
+    elif not (expected == actual and actual == expected):
+        raise AssertionError(f"{path}: expected {expected!r}, got {actual!r}")
+
+
+def assert_same(actual, expected, what="value"):
+    """Fail unless ``actual`` has exactly the type and value of ``expected``, recursively."""
+    _same(actual, expected, what)

@@ -1,0 +1,98 @@
+"""Reading notebooks with clear errors, and writing them deterministically and atomically."""
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import nbformat
+
+KEEP_NOTEBOOK_METADATA = ("kernelspec", "language_info")
+
+
+class UnusableNotebook(ValueError):
+    """The file cannot be graded: not JSON, empty, not a notebook, or not readable."""
+
+
+def read_notebook(path):
+    """Read a notebook as nbformat 4, upgrading older formats; raise UnusableNotebook with the reason."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise UnusableNotebook(f"{path}: cannot read the file ({error.strerror})") from None
+    if not raw.strip():
+        raise UnusableNotebook(f"{path}: the file is empty")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise UnusableNotebook(f"{path}: the file is not UTF-8 text") from None
+    except json.JSONDecodeError as error:
+        raise UnusableNotebook(f"{path}: not valid JSON (line {error.lineno}, column {error.colno})") from None
+    if not isinstance(data, dict) or "nbformat" not in data or not isinstance(data.get("nbformat"), int):
+        raise UnusableNotebook(f"{path}: JSON but not a Jupyter notebook (no 'nbformat' field)")
+    try:
+        nb = nbformat.reads(json.dumps(data), as_version=4)
+        nbformat.validator.normalize(nb)
+    except Exception as error:  # nbformat raises many types for a broken structure
+        raise UnusableNotebook(f"{path}: not a valid notebook ({type(error).__name__}: {error})") from None
+    if not isinstance(nb.get("cells"), list):
+        raise UnusableNotebook(f"{path}: the notebook has no list of cells")
+    return nb
+
+
+def stable_cell_ids(nb):
+    """Give every cell a deterministic id: its grade_id, else a hash of its type and source."""
+    seen = set()
+    for cell in nb.cells:
+        base = cell.metadata.get("nbgrader", {}).get("grade_id") or (
+            "c" + hashlib.sha1(f"{cell.cell_type}\n{cell.source}".encode()).hexdigest()[:10])
+        cell_id, n = base, 1
+        while cell_id in seen:
+            n += 1
+            cell_id = f"{base}-{n}"
+        seen.add(cell_id)
+        cell["id"] = cell_id
+    return nb
+
+
+def tidy(nb):
+    """Trim a notebook for committing: no outputs, counts or stray metadata; stable ids."""
+    nb.metadata = {key: nb.metadata[key] for key in KEEP_NOTEBOOK_METADATA if key in nb.metadata}
+    if "language_info" in nb.metadata:
+        nb.metadata["language_info"] = {"name": nb.metadata["language_info"].get("name", "python")}
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+        for key in ("execution", "collapsed", "scrolled", "jupyter"):
+            cell.metadata.pop(key, None)
+    return stable_cell_ids(nb)
+
+
+def dumps(nb):
+    """The notebook as canonical JSON text: sorted keys, one-space indent, trailing newline."""
+    text = nbformat.writes(nb, version=4)
+    return text if text.endswith("\n") else text + "\n"
+
+
+def write_atomic(path, text):
+    """Write text to ``path`` through a temporary file and a rename: readers never see half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    umask = os.umask(0)
+    os.umask(umask)
+    try:
+        os.chmod(tmp, 0o666 & ~umask)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_notebook(nb, path):
+    """Write a notebook atomically as canonical JSON."""
+    write_atomic(path, dumps(nb))

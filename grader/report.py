@@ -1,0 +1,87 @@
+"""A grade report: one row per test cell, the score, what was tampered, and how to show it."""
+
+import html
+import json
+import re
+from dataclasses import asdict, dataclass, field
+
+STATUS_MARK = {"passed": "✔", "failed": "✘", "timeout": "⏱", "died": "☠", "not-run": "…"}
+
+
+@dataclass
+class TestResult:
+    """One test cell's outcome: points earned out of max_points, and one line of feedback."""
+
+    grade_id: str
+    points: float
+    max_points: float
+    status: str  # passed | failed | timeout | died | not-run
+    feedback: str = ""
+
+
+@dataclass
+class Report:
+    """The grade of one submission against one source notebook."""
+
+    submission: str
+    source: str
+    exercises: list = field(default_factory=list)
+    tampered: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    solution_errors: list = field(default_factory=list)
+    other_errors: list = field(default_factory=list)
+
+    @property
+    def score(self):
+        return sum(result.points for result in self.exercises)
+
+    @property
+    def max_score(self):
+        return sum(result.max_points for result in self.exercises)
+
+    def to_dict(self):
+        """Everything in the report as plain data (the --json format)."""
+        data = asdict(self)
+        data.update(score=self.score, max_score=self.max_score)
+        return data
+
+    def to_json(self):
+        """The report as stable, readable JSON text."""
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False, sort_keys=True) + "\n"
+
+    def table(self):
+        """A plain-text table: exercise, points, status, feedback."""
+        rows = [(r.grade_id, f"{r.points:g}/{r.max_points:g}", r.status, r.feedback) for r in self.exercises]
+        header = ("exercise", "points", "status", "feedback")
+        widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(3)]
+        lines = ["  ".join(str(cell).ljust(width) for cell, width in zip(row[:3], widths)) + "  " + row[3]
+                 for row in [header, *rows]]
+        lines.append(f"score: {self.score:g}/{self.max_score:g}")
+        lines += [f"restored: {t['grade_id']} ({t['problem']})" for t in self.tampered]
+        lines += [f"note: {note}" for note in self.notes]
+        return "\n".join(line.rstrip() for line in lines)
+
+    def _repr_markdown_(self):
+        rows = "\n".join(f"| {r.grade_id} | {r.points:g}/{r.max_points:g} | {STATUS_MARK.get(r.status, '')} "
+                         f"{r.status} | {r.feedback.replace('|', '/')} |" for r in self.exercises)
+        return (f"**{self.score:g}/{self.max_score:g}**\n\n| exercise | points | status | feedback |\n"
+                f"|---|---|---|---|\n{rows}")
+
+    def __repr__(self):
+        return f"Report({self.submission!r}: {self.score:g}/{self.max_score:g}, {len(self.exercises)} tests)"
+
+
+def feedback_html(report, notebook):
+    """A standalone HTML page: the score table, then the graded notebook as the student may see it."""
+    from nbconvert import HTMLExporter
+
+    body, _ = HTMLExporter(template_name="classic").from_notebook_node(notebook)
+    rows = "".join(
+        f"<tr><td>{html.escape(r.grade_id)}</td><td>{r.points:g}/{r.max_points:g}</td>"
+        f"<td>{STATUS_MARK.get(r.status, '')} {r.status}</td><td>{html.escape(r.feedback)}</td></tr>"
+        for r in report.exercises)
+    summary = (f"<section id='grade'><h1>Score: {report.score:g}/{report.max_score:g}</h1>"
+               f"<table border='1' cellpadding='4'><tr><th>exercise</th><th>points</th><th>status</th>"
+               f"<th>feedback</th></tr>{rows}</table></section>")
+    placed, count = re.subn(r"<body[^>]*>", lambda match: match.group(0) + summary, body, count=1)
+    return placed if count else summary + body
