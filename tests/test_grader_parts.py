@@ -1,0 +1,173 @@
+"""The grader's parts: reading, generating, assembling, asserting, and the command line."""
+
+import copy
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from grader import assert_same
+from grader.assemble import assemble
+from grader.check import check_course
+from grader.generate import InvalidSource, generate, student_version
+from grader.metadata import metadata_problems
+from grader.notebooks import UnusableNotebook, dumps, read_notebook
+
+FIXTURES = Path(__file__).parent / "fixtures" / "grader"
+SOURCE = FIXTURES / "source.ipynb"
+
+
+def source():
+    return read_notebook(SOURCE)
+
+
+def by_id(nb, grade_id):
+    return next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+
+
+def test_student_version_clears_solutions_hidden_tests_and_explanations():
+    student = student_version(source())
+    text = dumps(student)
+    assert "BEGIN SOLUTION" not in text and "HIDDEN TESTS" not in text and "charge(6400)" not in text
+    assert "raise NotImplementedError()" in by_id(student, "charge").source
+    assert "solution-only" not in text
+    assert by_id(student, "test_charge").metadata["editable"] is False
+    assert "checksum" in by_id(student, "test_charge").metadata["nbgrader"]
+    assert [c.id for c in student.cells][:2] == ["intro", "setup"]
+
+
+def test_generate_is_deterministic_and_idempotent(tmp_path):
+    (tmp_path / "solutions").mkdir()
+    shutil.copy(SOURCE, tmp_path / "solutions" / "01_mini.ipynb")
+    first = generate(tmp_path / "solutions", tmp_path / "student")
+    text = (tmp_path / "student" / "01_mini.ipynb").read_text(encoding="utf-8")
+    assert first == [tmp_path / "student" / "01_mini.ipynb"]
+    assert generate(tmp_path / "solutions", tmp_path / "student") == []
+    assert (tmp_path / "student" / "01_mini.ipynb").read_text(encoding="utf-8") == text
+    with pytest.raises(FileNotFoundError, match="no solution notebook for \\['07'\\]"):
+        generate(tmp_path / "solutions", tmp_path / "student", ["07"])
+
+
+def test_metadata_problems_are_all_reported():
+    nb = source()
+    by_id(nb, "test_charge").metadata["nbgrader"]["grade_id"] = "test_quote_total"
+    by_id(nb, "test_quote_total_more").metadata["nbgrader"]["points"] = 0
+    by_id(nb, "charge").source = by_id(nb, "charge").source.replace("### END SOLUTION", "")
+    problems = metadata_problems(nb, "mini")
+    assert any("grade_id 'test_quote_total' already used" in p for p in problems)
+    assert any("needs points > 0" in p for p in problems)
+    assert any("'### BEGIN SOLUTION' without '### END SOLUTION'" in p for p in problems)
+    with pytest.raises(InvalidSource):
+        student_version(nb)
+
+
+def test_assemble_restores_tests_in_place_and_keeps_student_cells():
+    src = source()
+    student = student_version(src)
+    mine = copy.deepcopy(student)
+    by_id(mine, "charge").source = "def charge(p):\n    return p // 2"
+    mine.cells.insert(3, nbformat.v4.new_code_cell("helper = 1", metadata={"nbgrader": {"grade": True, "points": 9}}))
+    mine.cells = [c for c in mine.cells if c.metadata.get("nbgrader", {}).get("grade_id") != "test_charge"]
+    assembly = assemble(src, mine, student)
+    ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in assembly.notebook.cells]
+    assert ids == ["intro", "setup", "quote_total", None, "test_quote_total", "test_quote_total_more", "charge",
+                   "test_charge"]
+    assert "charge(6400)" in assembly.notebook.cells[-1].source  # hidden tests injected at grading time
+    assert assembly.notebook.cells[3].metadata.get("nbgrader") is None  # added cells can never earn points
+    assert assembly.tampered == [{"grade_id": "test_charge", "problem": "deleted"}]
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"", "the file is empty"), (b"{oops", "not valid JSON"), (b"[1, 2]", "not a Jupyter notebook"),
+    (b"\xff\xfe\x00", "not UTF-8"), (json.dumps({"nbformat": 4, "cells": "x"}).encode(), "not a valid notebook"),
+])
+def test_unreadable_notebooks_get_a_clear_error(tmp_path, content, message):
+    path = tmp_path / "bad.ipynb"
+    path.write_bytes(content)
+    with pytest.raises(UnusableNotebook, match=message):
+        read_notebook(path)
+
+
+def test_assert_same_compares_types_exactly():
+    assert_same({"price_cents": 6000}, {"price_cents": 6000})
+    with pytest.raises(AssertionError, match="expected int, got float"):
+        assert_same(6000.0, 6000)
+    with pytest.raises(AssertionError, match=r"value\['price_cents'\]: expected 6000, got 600"):
+        assert_same({"price_cents": 600}, {"price_cents": 6000})
+    with pytest.raises(AssertionError, match="expected keys"):
+        assert_same({"a": 1}, {"b": 1})
+
+    class Anything:
+        def __eq__(self, other):
+            return True
+
+    with pytest.raises(AssertionError, match="expected int, got Anything"):
+        assert_same(Anything(), 3000)
+    with pytest.raises(AssertionError, match=r"value\[1\]: expected bool, got int"):
+        assert_same([1, 1], [1, True])
+
+
+def cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "grader", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def test_cli_grade_and_exit_codes(tmp_path):
+    done = cli("grade", str(FIXTURES / "submissions" / "partial.ipynb"), "--source", str(SOURCE),
+               "--json", str(tmp_path / "r.json"), "--feedback", str(tmp_path / "f.html"))
+    assert done.returncode == 0, done.stderr
+    assert "test_charge" in done.stdout and "score: 3/5" in done.stdout
+    assert json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["score"] == 3
+    assert "Score: 3/5" in (tmp_path / "f.html").read_text(encoding="utf-8")
+    for bad in ("empty", "malformed_json", "not_a_notebook", "wrong_notebook"):
+        done = cli("grade", str(FIXTURES / "submissions" / f"{bad}.ipynb"), "--source", str(SOURCE))
+        assert done.returncode == 2
+        assert done.stderr.startswith("error: ") and "Traceback" not in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+
+
+def make_course(root):
+    (root / "solutions").mkdir(parents=True)
+    shutil.copy(SOURCE, root / "solutions" / "01_mini.ipynb")
+    generate(root / "solutions", root / "student")
+    guided = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("print(6000 // 2)", outputs=[
+            nbformat.v4.new_output("stream", name="stdout", text="3000\n")]),
+        nbformat.v4.new_code_cell("1 / 0", metadata={"tags": ["raises-exception"]}),
+    ])
+    (root / "notebooks").mkdir()
+    (root / "notebooks" / "01_mini.ipynb").write_text(dumps(guided), encoding="utf-8")
+
+
+def test_check_passes_on_a_good_course_and_names_every_problem(tmp_path):
+    make_course(tmp_path)
+    assert check_course(tmp_path, workers=2) == []
+    student = tmp_path / "student" / "01_mini.ipynb"
+    student.write_text(student.read_text(encoding="utf-8").replace("YOUR CODE HERE", "edited"), encoding="utf-8")
+    guided = read_notebook(tmp_path / "notebooks" / "01_mini.ipynb")
+    guided.cells[0].outputs[0]["text"] = "2999\n"
+    guided.cells[1].source = "1 / 1"
+    (tmp_path / "notebooks" / "01_mini.ipynb").write_text(dumps(guided), encoding="utf-8")
+    shutil.copy(student, tmp_path / "student" / "99_orphan.ipynb")
+    problems = check_course(tmp_path, workers=2)
+    assert any("01_mini.ipynb: out of sync" in p for p in problems)
+    assert any("cell 0 printed something other than its stored output" in p for p in problems)
+    assert any("cell 1 is tagged raises-exception but ran without error" in p for p in problems)
+    assert any("99_orphan.ipynb: has no source" in p for p in problems)
+    done = cli("check", "--root", str(tmp_path))
+    assert done.returncode == 1 and "problem(s)" in done.stdout
+
+
+def test_check_flags_a_stub_that_earns_points_and_a_solution_that_does_not(tmp_path):
+    make_course(tmp_path)
+    nb = read_notebook(tmp_path / "solutions" / "01_mini.ipynb")
+    by_id(nb, "test_quote_total").source = '"""Always passes."""\nassert True'
+    by_id(nb, "charge").source = by_id(nb, "charge").source.replace("price_cents // 2", "price_cents")
+    (tmp_path / "solutions" / "01_mini.ipynb").write_text(dumps(nb), encoding="utf-8")
+    generate(tmp_path / "solutions", tmp_path / "student")
+    problems = check_course(tmp_path, workers=2)
+    assert any("test_quote_total: the unanswered stub earns 1 points" in p for p in problems)
+    assert any("test_charge: solution scores 0/2" in p for p in problems)
