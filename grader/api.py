@@ -1,7 +1,6 @@
 """The one-call API: ``grade(source, submission) -> Report``, no database, no course folder."""
 
 import copy
-import tempfile
 from pathlib import Path
 
 import nbformat
@@ -57,13 +56,12 @@ def check_submission(source, submission, name):
         raise UnusableNotebook(f"{name}: holds no cell of the source notebook; is it the right lesson?")
 
 
-def grade_notebooks(source, submission, *, limits=Limits(), names=("source", "submission")):
+def grade_notebooks(source, submission, *, limits=Limits(), names=("source", "submission"), supply=None):
     """Grade an in-memory submission against an in-memory source; returns (report, feedback notebook)."""
     check_submission(source, submission, names[1])
     student = student_version(source, names[0])
     assembly = assemble(source, submission, student)
-    with tempfile.TemporaryDirectory(prefix="grade-") as workdir:
-        runs = execute(assembly.notebook, limits, cwd=workdir)
+    runs = execute(assembly.notebook, limits, supply)
     report = Report(submission=names[1], source=names[0], tampered=assembly.tampered, notes=assembly.notes,
                     **_results(source, assembly, runs))
     return report, feedback_notebook(assembly, student, report)

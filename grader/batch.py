@@ -17,6 +17,7 @@ from . import __version__
 from .api import grade_notebooks
 from .execute import Limits
 from .generate import InvalidSource
+from .kernel import start_worker_supply, worker_supply
 from .notebooks import UnusableNotebook, read_notebook, write_atomic
 from .report import feedback_html
 
@@ -79,7 +80,7 @@ def grade_one(submission, source_arg, root, out, limits):
             if saved.get("key") == key:
                 return {**saved["row"], "cached": "yes"}
         report, feedback_nb = grade_notebooks(read_notebook(source), read_notebook(submission), limits=limits,
-                                              names=(str(source), row["submission"]))
+                                              names=(str(source), row["submission"]), supply=worker_supply())
         row.update(score=f"{report.score:g}", max_score=f"{report.max_score:g}", status="graded",
                    tampered=" ".join(f"{t['grade_id']}:{t['problem']}" for t in report.tampered))
         write_atomic(out / "feedback" / f"{_slug(submission, root)}.html", feedback_html(report, feedback_nb))
@@ -107,7 +108,7 @@ def batch(directory, source, out, workers=None, limits=Limits(), progress=True):
     submissions = find_submissions(directory, out)
     workers = max(1, workers or os.cpu_count() or 1)
     rows = []
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    with ProcessPoolExecutor(workers, initializer=start_worker_supply, initargs=(limits.memory_bytes,)) as pool:
         futures = {pool.submit(grade_one, path, source, directory, out, limits): path for path in submissions}
         done = as_completed(futures)
         if progress:

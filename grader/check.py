@@ -11,6 +11,7 @@ from pathlib import Path
 from .api import grade_notebooks
 from .execute import Limits, execute
 from .generate import InvalidSource, student_version
+from .kernel import start_worker_supply, worker_supply
 from .metadata import metadata_problems
 from .notebooks import UnusableNotebook, dumps, read_notebook
 
@@ -31,7 +32,7 @@ def check_guided(path, limits=Limits()):
     """A guided notebook runs clean, its raises-exception cells raise, and stored outputs come back the same."""
     nb = read_notebook(path)
     stored = {i: _text(c.outputs) for i, c in enumerate(nb.cells) if c.cell_type == "code" and _text(c.outputs)}
-    runs, problems = execute(nb, limits), []
+    runs, problems = execute(nb, limits, worker_supply()), []
     for run in runs:
         cell = nb.cells[run.index]
         expects_error = RAISES_TAG in cell.metadata.get("tags", [])
@@ -50,7 +51,8 @@ def check_solution(path, limits=Limits()):
     problems = metadata_problems(source, str(path))
     if problems:
         return problems
-    report, _ = grade_notebooks(source, copy.deepcopy(source), limits=limits, names=(str(path), str(path)))
+    report, _ = grade_notebooks(source, copy.deepcopy(source), limits=limits, names=(str(path), str(path)),
+                                supply=worker_supply())
     problems += [f"{path}: {r.grade_id}: solution scores {r.points:g}/{r.max_points:g} ({r.feedback})"
                  for r in report.exercises if r.points != r.max_points]
     problems += [f"{path}: cell {e['cell']} ({e['grade_id'] or 'no grade_id'}) failed: {e['error']}"
@@ -69,7 +71,7 @@ def check_student(source_path, student_path, limits=Limits()):
     if student_path.read_text(encoding="utf-8") != expected:
         return [f"{student_path}: out of sync with {source_path}; run `python -m grader generate`"]
     report, _ = grade_notebooks(source, read_notebook(student_path), limits=limits,
-                                names=(str(source_path), str(student_path)))
+                                names=(str(source_path), str(student_path)), supply=worker_supply())
     problems = [f"{student_path}: {r.grade_id}: the unanswered stub earns {r.points:g} points"
                 for r in report.exercises if r.points]
     problems += [f"{student_path}: cell {e['cell']} ({e['grade_id'] or 'no grade_id'}) failed: {e['error']}"
@@ -102,6 +104,7 @@ def run_task(kind, args, limits=Limits()):
 def check_course(root=".", workers=None, limits=Limits()):
     """Run every check in parallel and return all problems, sorted."""
     tasks = course_tasks(root)
-    with ProcessPoolExecutor(max_workers=max(1, workers or os.cpu_count() or 1)) as pool:
+    workers = max(1, workers or os.cpu_count() or 1)
+    with ProcessPoolExecutor(workers, initializer=start_worker_supply, initargs=(limits.memory_bytes,)) as pool:
         results = pool.map(run_task, *zip(*tasks), [limits] * len(tasks)) if tasks else []
         return sorted(problem for problems in results for problem in problems)

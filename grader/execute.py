@@ -11,9 +11,6 @@ Every limit is a mark on one cell, never the end of the run:
 """
 
 import asyncio
-import os
-import shutil
-import tempfile
 from dataclasses import dataclass
 from queue import Empty
 from time import monotonic
@@ -22,7 +19,7 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 
-from .kernel import KERNEL_ENV, make_kernel_manager
+from .kernel import Kernel
 
 TIMEOUT_ENAME = "CellTimeout"
 
@@ -136,19 +133,18 @@ def _mark_truncated(client, nb):
             "stream", name="stdout", text=f"\n[output truncated: {dropped} characters over the limit]\n"))
 
 
-async def run_notebook(nb, limits=Limits(), cwd=None):
-    """Execute every code cell of ``nb`` in place; returns a CellRun per code cell."""
-    socket_dir = tempfile.mkdtemp(prefix="gk-")
-    km = make_kernel_manager(limits.memory_bytes, socket_dir)
+async def run_notebook(nb, limits=Limits(), supply=None):
+    """Execute every code cell of ``nb`` in place, in a fresh kernel; returns a CellRun per code cell."""
+    kernel = await supply.take() if supply else await Kernel(limits.memory_bytes).start()
     replies = {}
     client = CappedClient(
-        nb, limits.output_bytes, km=km, timeout=limits.cell_timeout, allow_errors=True,
+        nb, limits.output_bytes, km=kernel.km, timeout=limits.cell_timeout, allow_errors=True,
         interrupt_on_timeout=True, error_on_timeout={"ename": TIMEOUT_ENAME, "evalue": "timeout"},
         iopub_timeout=2, shutdown_kernel="immediate", record_timing=False,
         on_cell_executed=lambda cell, cell_index, execute_reply: replies.__setitem__(cell_index, execute_reply))
     runs, deadline = [], monotonic() + limits.notebook_timeout
     try:
-        async with client.async_setup_kernel(cleanup_kc=True, cwd=cwd, env={**os.environ, **KERNEL_ENV}):
+        async with client.async_setup_kernel(cleanup_kc=True):
             for index, cell in enumerate(nb.cells):
                 if cell.cell_type != "code":
                     continue
@@ -159,11 +155,13 @@ async def run_notebook(nb, limits=Limits(), cwd=None):
                     continue
                 runs.append(await _run_cell(client, cell, index, min(limits.cell_timeout, left), limits, replies))
     finally:
-        shutil.rmtree(socket_dir, ignore_errors=True)
+        await kernel.stop()
     _mark_truncated(client, nb)
     return runs
 
 
-def execute(nb, limits=Limits(), cwd=None):
-    """Synchronous ``run_notebook``."""
-    return asyncio.run(run_notebook(nb, limits, cwd))
+def execute(nb, limits=Limits(), supply=None):
+    """Synchronous ``run_notebook``: on the supply's loop when given, else on a new one."""
+    if supply is not None:
+        return supply.run(run_notebook(nb, limits, supply))
+    return asyncio.run(run_notebook(nb, limits))

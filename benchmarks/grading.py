@@ -1,0 +1,130 @@
+"""Grade the same N submissions three ways, side by side, and print the numbers.
+
+    python benchmarks/grading.py [N] [--workers W]
+
+1. the course grader's batch (parallel workers, fresh sandboxed kernel per submission);
+2. sequential nbclient: each submission assembled the same way, then run with plain
+   ``NotebookClient.execute()`` one after another;
+3. real ``nbgrader generate_assignment`` + ``nbgrader autograde`` in a temporary course folder.
+
+It prints wall time, submissions per minute, the ratios, and whether the three agree on
+every score. Not a test: numbers depend on the machine.
+"""
+
+import argparse
+import copy
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures" / "grader"
+KINDS = ("correct", "partial", "blank", "always_equal", "edited_tests")
+
+from grader.assemble import assemble
+from grader.batch import batch
+from grader.execute import Limits
+from grader.generate import student_version
+from grader.metadata import grade_id, is_test, points
+from grader.notebooks import read_notebook
+
+
+def make_submissions(folder, n):
+    """N submissions named student_NNN, cycling through a mix of honest and hostile kinds."""
+    folder.mkdir(parents=True)
+    names = {}
+    for i in range(n):
+        kind = KINDS[i % len(KINDS)]
+        name = f"student_{i:03d}"
+        shutil.copy(FIXTURES / "submissions" / f"{kind}.ipynb", folder / f"{name}.ipynb")
+        names[name] = kind
+    return names
+
+
+def run_batch(subs, source, out, workers):
+    rows = batch(subs, source, out, workers=workers, limits=Limits(), progress=False)
+    return {Path(r["submission"]).stem: float(r["score"]) for r in rows}
+
+
+def run_sequential_nbclient(subs, source_path):
+    source = read_notebook(source_path)
+    student = student_version(source)
+    tests = {grade_id(c): points(c) for c in source.cells if is_test(c)}
+    scores = {}
+    for path in sorted(subs.glob("*.ipynb")):
+        assembly = assemble(source, read_notebook(path), student)
+        nb = assembly.notebook
+        with tempfile.TemporaryDirectory() as cwd:
+            NotebookClient(nb, timeout=30, allow_errors=True, kernel_name="python3",
+                           resources={"metadata": {"path": cwd}}).execute()
+        scores[path.stem] = sum(
+            tests[gid] for gid, index in assembly.positions.items()
+            if gid in tests and not any(o.output_type == "error" for o in nb.cells[index].outputs))
+    return scores
+
+
+def run_nbgrader(subs, source_path, course):
+    """A real nbgrader course: generate_assignment, then autograde every submission."""
+    (course / "source" / "mini").mkdir(parents=True)
+    shutil.copy(source_path, course / "source" / "mini" / "mini.ipynb")
+    (course / "nbgrader_config.py").write_text(
+        "c = get_config()\nc.CourseDirectory.root = r'%s'\nc.ExecutePreprocessor.timeout = 30\n" % course)
+    nbgrader = [sys.executable, "-m", "nbgrader"]
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    subprocess.run([*nbgrader, "generate_assignment", "mini", "--force"], cwd=course, check=True,
+                   capture_output=True, env=env)
+    for path in sorted(subs.glob("*.ipynb")):
+        target = course / "submitted" / path.stem / "mini"
+        target.mkdir(parents=True)
+        shutil.copy(path, target / "mini.ipynb")
+    done = subprocess.run([*nbgrader, "autograde", "mini", "--force"], cwd=course, capture_output=True, text=True,
+                          env=env)
+    if done.returncode:
+        print(done.stdout[-2000:], done.stderr[-2000:], file=sys.stderr)
+    from nbgrader.api import Gradebook
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        return {path.stem: gradebook.find_submission("mini", path.stem).score for path in sorted(subs.glob("*.ipynb"))}
+
+
+def timed(function, *args):
+    start = time.perf_counter()
+    result = function(*args)
+    return time.perf_counter() - start, result
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("n", type=int, nargs="?", default=20)
+    parser.add_argument("--workers", type=int, default=os.cpu_count())
+    args = parser.parse_args()
+    source = FIXTURES / "source.ipynb"
+    with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
+        tmp = Path(tmp)
+        subs = tmp / "submissions"
+        make_submissions(subs, args.n)
+        results = {
+            "course grader (batch)": timed(run_batch, subs, source, tmp / "out", args.workers),
+            "sequential nbclient": timed(run_sequential_nbclient, subs, source),
+            "nbgrader autograde": timed(run_nbgrader, subs, source, tmp / "course"),
+        }
+    base = results["course grader (batch)"]
+    print(f"{args.n} submissions, {args.workers} worker(s), {os.cpu_count()} core(s)")
+    print(f"{'way':24} {'wall s':>8} {'subs/min':>9} {'grader speed-up':>16} {'scores agree':>13}")
+    for way, (seconds, scores) in results.items():
+        agree = "yes" if scores == base[1] else "NO"
+        print(f"{way:24} {seconds:8.1f} {60 * args.n / seconds:9.1f} {seconds / base[0]:15.1f}x {agree:>13}")
+    disagreements = {name: {way: r[1].get(name) for way, r in results.items()}
+                     for name in base[1] if len({r[1].get(name) for r in results.values()}) > 1}
+    for name, scores in sorted(disagreements.items()):
+        print(f"  differs: {name}: {scores}")
+
+
+if __name__ == "__main__":
+    main()
