@@ -57,10 +57,20 @@ def cmd_batch(args):
 def cmd_check(args):
     from .check import check_course
 
-    problems = check_course(args.root, workers=args.workers, limits=_limits(args))
+    problems = check_course(args.root, workers=args.workers, limits=_limits(args), lessons=args.lessons)
     for problem in problems:
         print(problem)
     print(f"{len(problems)} problem(s)" if problems else "course OK")
+    return 1 if problems else 0
+
+
+def cmd_store_outputs(args):
+    from .check import store_outputs
+
+    problems = [problem for path in args.notebooks for problem in store_outputs(Path(path), _limits(args))]
+    for problem in problems:
+        print(problem)
+    print(f"{len(problems)} problem(s)" if problems else f"stored the outputs of {len(args.notebooks)} notebook(s)")
     return 1 if problems else 0
 
 
@@ -96,7 +106,12 @@ def parser():
     p.add_argument("--workers", type=int, help="parallel workers (default: one per core)")
     p.set_defaults(run=cmd_batch)
 
+    p = with_limits(sub.add_parser("store-outputs", help="run guided notebooks and store their outputs"))
+    p.add_argument("notebooks", nargs="+")
+    p.set_defaults(run=cmd_store_outputs)
+
     p = with_limits(sub.add_parser("check", help="the course's CI gate"))
+    p.add_argument("lessons", nargs="*", help="lesson numbers or names (default: the whole course)")
     p.add_argument("--root", default=".")
     p.add_argument("--workers", type=int)
     p.set_defaults(run=cmd_check)

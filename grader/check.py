@@ -13,7 +13,7 @@ from .execute import Limits, execute
 from .generate import InvalidSource, student_version
 from .kernel import start_worker_supply, worker_supply
 from .metadata import metadata_problems
-from .notebooks import UnusableNotebook, dumps, read_notebook
+from .notebooks import UnusableNotebook, dumps, read_notebook, tidy, write_atomic
 
 RAISES_TAG = "raises-exception"
 
@@ -43,6 +43,20 @@ def check_guided(path, limits=Limits()):
         elif run.index in stored and _text(cell.outputs) != stored[run.index]:
             problems.append(f"{path}: cell {run.index} printed something other than its stored output")
     return problems
+
+
+def store_outputs(path, limits=Limits()):
+    """Run a guided notebook and store its outputs in it, so check can prove a fresh run reproduces them."""
+    nb = read_notebook(path)
+    runs = execute(nb, limits, worker_supply())
+    failed = [f"{path}: cell {run.index} failed: {run.summary}" for run in runs
+              if not run.ok and RAISES_TAG not in nb.cells[run.index].metadata.get("tags", [])]
+    if failed:
+        return failed
+    text = dumps(tidy(nb, keep_outputs=True))
+    if Path(path).read_text(encoding="utf-8") != text:
+        write_atomic(path, text)
+    return []
 
 
 def check_solution(path, limits=Limits()):
@@ -79,14 +93,20 @@ def check_student(source_path, student_path, limits=Limits()):
     return problems
 
 
-def course_tasks(root="."):
-    """Every check of the course as (kind, args) pairs, one notebook each."""
+def _chosen(path, lessons):
+    return not lessons or any(path.stem == name or path.stem.split("_")[0] == name for name in lessons)
+
+
+def course_tasks(root=".", lessons=()):
+    """Every check of the course (or of the given lessons) as (kind, args) pairs, one notebook each."""
     root = Path(root)
-    tasks = [("guided", (p,)) for p in sorted((root / "notebooks").glob("*.ipynb"))]
+    tasks = [("guided", (p,)) for p in sorted((root / "notebooks").glob("*.ipynb")) if _chosen(p, lessons)]
     for source in sorted((root / "solutions").glob("*.ipynb")):
-        tasks += [("solution", (source,)), ("student", (source, root / "student" / source.name))]
+        if _chosen(source, lessons):
+            tasks += [("solution", (source,)), ("student", (source, root / "student" / source.name))]
     sources = {p.name for p in (root / "solutions").glob("*.ipynb")}
-    tasks += [("orphan", (p,)) for p in sorted((root / "student").glob("*.ipynb")) if p.name not in sources]
+    tasks += [("orphan", (p,)) for p in sorted((root / "student").glob("*.ipynb"))
+              if p.name not in sources and _chosen(p, lessons)]
     return tasks
 
 
@@ -101,9 +121,9 @@ def run_task(kind, args, limits=Limits()):
         return [str(error)]
 
 
-def check_course(root=".", workers=None, limits=Limits()):
-    """Run every check in parallel and return all problems, sorted."""
-    tasks = course_tasks(root)
+def check_course(root=".", workers=None, limits=Limits(), lessons=()):
+    """Run every check (or those of the given lessons) in parallel and return all problems, sorted."""
+    tasks = course_tasks(root, lessons)
     workers = max(1, workers or os.cpu_count() or 1)
     with ProcessPoolExecutor(workers, initializer=start_worker_supply, initargs=(limits.memory_bytes,)) as pool:
         results = pool.map(run_task, *zip(*tasks), [limits] * len(tasks)) if tasks else []

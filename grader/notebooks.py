@@ -57,14 +57,21 @@ def stable_cell_ids(nb):
     return nb
 
 
-def tidy(nb):
-    """Trim a notebook for committing: no outputs, counts or stray metadata; stable ids."""
+def tidy(nb, keep_outputs=False):
+    """Trim a notebook for committing: no stray metadata, stable ids; outputs and counts only if kept."""
     nb.metadata = {key: nb.metadata[key] for key in KEEP_NOTEBOOK_METADATA if key in nb.metadata}
     if "language_info" in nb.metadata:
         nb.metadata["language_info"] = {"name": nb.metadata["language_info"].get("name", "python")}
+    count = 0
     for cell in nb.cells:
-        if cell.cell_type == "code":
+        if cell.cell_type == "code" and not keep_outputs:
             cell.outputs, cell.execution_count = [], None
+        elif cell.cell_type == "code":
+            count += 1
+            cell.execution_count = count
+            for output in cell.outputs:
+                if "execution_count" in output:
+                    output["execution_count"] = count
         for key in ("execution", "collapsed", "scrolled", "jupyter"):
             cell.metadata.pop(key, None)
     return stable_cell_ids(nb)

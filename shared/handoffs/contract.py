@@ -168,3 +168,7 @@ def parse_contract(value):
             f"contract version {version!r} is not supported: this receiver reads version "
             f"{CURRENT_VERSION} (and migrates the legacy version-0 payload)")
     return HandoffContract.model_validate(data)
+
+
+if __name__ == "__main__":  # python -m handoffs.contract > schemas/handoff_contract.v1.json
+    print(json.dumps(json_schema(), indent=2, sort_keys=True, ensure_ascii=False))

@@ -1,0 +1,235 @@
+"""Traces and metrics of a handoff chain: events, JSON lines, ownership, Mermaid, plots. Taught in lesson 10.
+
+Each thing a coordinator does becomes one ``TraceEvent``. The kinds are:
+
+* ``start``      - the user gives the task to its first owner;
+* ``work``       - the owner works and keeps the task;
+* ``handoff``    - a transfer between agents, with the receiver's validation result;
+* ``cut``        - the hop limit or a cycle stopped a handoff before delivery;
+* ``escalation`` - a handoff up to a human, with its urgency and the decision requested;
+* ``decision``   - the human answers and the task goes back to whoever escalated;
+* ``return``     - the task goes back to its original owner with a resolution;
+* ``finish``     - the owner closes the task with a result for the user.
+
+Ownership is never stored twice: it is read from the events that move it, so the
+trace alone says who owned each task from when to when.
+"""
+
+import json
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Optional
+
+from .diagram import as_markdown, mermaid_sequence
+
+USER = "usuario"
+KINDS = ("start", "work", "handoff", "cut", "escalation", "decision", "return", "finish")
+MOVES_OWNER = ("start", "handoff", "escalation", "decision", "return")
+REJECTIONS = ("invalid", "stale", "unauthorized")
+
+
+class LogicalClock:
+    """A deterministic clock: each call returns the next tick, 0, 1, 2, ..."""
+
+    def __init__(self):
+        self.ticks = 0
+
+    def __call__(self):
+        tick, self.ticks = self.ticks, self.ticks + 1
+        return tick
+
+    def __repr__(self):
+        return f"LogicalClock(next={self.ticks})"
+
+
+@dataclass(frozen=True)
+class TraceEvent:
+    """One thing that happened to a task: who, to whom, when, and what validation said."""
+
+    kind: str
+    task_id: str
+    sender: str
+    receiver: str
+    time: float
+    reason: str = ""
+    handoff_id: Optional[str] = None
+    version: Optional[int] = None
+    validation: Optional[str] = None  # "ok", "duplicate" or a rejection reason; None when not validated
+    urgency: Optional[str] = None
+    decision_requested: Optional[str] = None
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown trace event kind {self.kind!r}; kinds are {KINDS}")
+
+    @property
+    def moves_owner(self):
+        """True when this event hands the task to its receiver."""
+        return self.kind in MOVES_OWNER and self.validation in (None, "ok")
+
+    @property
+    def rejected(self):
+        """True when the receiver's validation refused the transfer (a duplicate is skipped, not refused)."""
+        return self.validation in REJECTIONS
+
+    def to_json(self):
+        """The event as one deterministic JSON line."""
+        return json.dumps(asdict(self), sort_keys=True, ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class Span:
+    """One owner of one task, from a time to a time."""
+
+    task_id: str
+    owner: str
+    start: float
+    end: float
+
+    @property
+    def duration(self):
+        """How long this owner held the task."""
+        return self.end - self.start
+
+
+@dataclass(frozen=True)
+class Metrics:
+    """Chain metrics: hops per task, time per owner, transfer attempts and rejections by reason."""
+
+    hops_per_task: dict
+    time_per_owner: dict
+    attempts: int
+    rejections: dict
+
+    @property
+    def rejection_rate(self):
+        """The share of validated transfers rejected, per reason."""
+        return {reason: count / self.attempts for reason, count in self.rejections.items()}
+
+
+class Trace:
+    """An append-only list of trace events that saves, measures and draws itself."""
+
+    def __init__(self, events=()):
+        self.events = list(events)
+
+    def append(self, event):
+        """Add one event and return it."""
+        self.events.append(event)
+        return event
+
+    def __iter__(self):
+        return iter(self.events)
+
+    def __len__(self):
+        return len(self.events)
+
+    def __getitem__(self, index):
+        return self.events[index]
+
+    def task_ids(self):
+        """The tasks in this trace, in order of first appearance."""
+        return list(dict.fromkeys(event.task_id for event in self.events))
+
+    def for_task(self, task_id):
+        """The events of one task, in order."""
+        return [event for event in self.events if event.task_id == task_id]
+
+    def to_jsonl(self):
+        """The whole trace as JSON lines, one event per line."""
+        return "".join(event.to_json() + "\n" for event in self.events)
+
+    def write(self, path):
+        """Write the trace to ``path`` as JSON lines (UTF-8)."""
+        Path(path).write_text(self.to_jsonl(), encoding="utf-8")
+
+    @classmethod
+    def from_jsonl(cls, text):
+        """A trace read back from JSON lines."""
+        return cls(TraceEvent(**json.loads(line)) for line in text.splitlines() if line.strip())
+
+    @classmethod
+    def read(cls, path):
+        """A trace read from a JSON lines file."""
+        return cls.from_jsonl(Path(path).read_text(encoding="utf-8"))
+
+    def ownership(self, task_id):
+        """Who owned the task from when to when; raises ValueError if anyone but the owner acted."""
+        spans, owner, since = [], None, None
+        events = self.for_task(task_id)
+        for event in events:
+            acting = None if event.kind == "start" else event.sender
+            if acting != owner:
+                raise ValueError(f"{task_id}: {event.kind} by {event.sender!r} at {event.time}, "
+                                 f"but the owner then was {owner!r}")
+            if event.moves_owner or event.kind == "finish":
+                if owner is not None:
+                    spans.append(Span(task_id, owner, since, event.time))
+                owner, since = (None, None) if event.kind == "finish" else (event.receiver, event.time)
+        if owner is not None:
+            spans.append(Span(task_id, owner, since, events[-1].time))
+        return spans
+
+    def metrics(self):
+        """Hops per task, time per owner and rejections by reason, over the whole trace."""
+        hops = {task: sum(1 for e in self.for_task(task) if e.kind == "handoff" and e.moves_owner)
+                for task in self.task_ids()}
+        time = defaultdict(float)
+        for task in self.task_ids():
+            for span in self.ownership(task):
+                time[span.owner] += span.duration
+        validated = [event for event in self.events if event.validation is not None]
+        rejections = Counter(event.validation for event in validated if event.rejected)
+        return Metrics(dict(sorted(hops.items())), dict(sorted(time.items())), len(validated),
+                       dict(sorted(rejections.items())))
+
+    def diagram(self, task_id=None):
+        """The trace (or one task of it) as a Mermaid sequence diagram."""
+        events = self.events if task_id is None else self.for_task(task_id)
+        participants = list(dict.fromkeys(name for e in events for name in (e.sender, e.receiver)))
+        return mermaid_sequence(participants, [step for event in events for step in _arrows(event)])
+
+    def _repr_markdown_(self):
+        return as_markdown(self.diagram())
+
+    def __repr__(self):
+        return f"Trace({len(self.events)} events, tasks={self.task_ids()})"
+
+
+def _arrows(event):
+    """The diagram steps, ``(kind, source, target, text)``, that draw one event."""
+    s, r = event.sender, event.receiver
+    if event.kind in ("handoff", "escalation"):
+        label = (f"ESCALATION [{event.urgency}] {event.decision_requested}" if event.kind == "escalation"
+                 else f"handoff {event.handoff_id}: {event.reason}")
+        if event.moves_owner:
+            return [("call", s, r, label), ("note", s, r, f"owner: {r}")]
+        return [("call", s, r, label), ("reply", r, s, f"{'rejected' if event.rejected else 'skipped'}: "
+                                                      f"{event.validation}")]
+    if event.kind == "cut":
+        return [("note", s, r, f"cut: {event.reason}")]
+    if event.kind in ("decision", "return"):
+        return [("reply", s, r, f"{event.kind}: {event.reason}"), ("note", s, r, f"owner: {r}")]
+    if event.kind == "finish":
+        return [("reply", s, r, event.reason)]
+    return [("call", s, r, event.reason)]
+
+
+def plot_metrics(trace):
+    """A matplotlib Figure of a trace's metrics: time per owner and rejections by reason."""
+    import matplotlib.pyplot as plt
+
+    metrics = trace.metrics() if isinstance(trace, Trace) else trace
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.5))
+    owners = list(metrics.time_per_owner)
+    left.bar(owners, [metrics.time_per_owner[o] for o in owners], color="tab:blue")
+    left.set_title("Time per owner")
+    left.set_ylabel("time (clock units)")
+    reasons = list(REJECTIONS)
+    right.bar(reasons, [metrics.rejections.get(r, 0) for r in reasons], color="tab:red")
+    right.set_title(f"Rejections ({metrics.attempts} validated transfers)")
+    right.set_ylabel("count")
+    fig.tight_layout()
+    plt.close(fig)  # the caller displays the returned figure once
+    return fig

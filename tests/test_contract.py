@@ -1,0 +1,189 @@
+"""The handoff contract: round trip, required fields, enums, time zones, versions and the committed schema."""
+
+import copy
+import json
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from handoffs.contract import CURRENT_VERSION, HandoffContract, UnsupportedVersion, json_schema, parse_contract
+
+SCHEMA_FILE = Path(__file__).resolve().parents[1] / "schemas" / "handoff_contract.v1.json"
+
+VALID = {
+    "version": 1,
+    "handoff_id": "H-1",
+    "task_id": "TCK-4812",
+    "sender": "triage",
+    "receiver": "infra",
+    "reason": "pagos degradado: no es error de cliente",
+    "next_objective": "restaurar pagos",
+    "confirmed_state": "ready",
+    "state_version": 3,
+    "facts": {"verified": ["502 desde 09:31"], "hypotheses": ["regresión en v2.41"]},
+    "work": {"done": ["descartado error de cliente"], "remaining": ["correlacionar con deploy"]},
+    "constraints": ["SLA 4h"],
+    "evidence": [{"kind": "artifact", "reference": "logs:payments-api#502"}],
+    "artifacts": [{"kind": "transcript", "uri": "tickets/TCK-4812/triage.json"}],
+    "authority": {"allowed_tools": ["search_logs"], "forbidden_actions": ["rollback_deploy"]},
+    "acceptance": ["cobros sin 502 durante 15 min"],
+    "recovery": {"on_reject": "escalate", "resume_from": None},
+    "escalation": None,
+    "created_at": "2026-07-30T09:58:00Z",
+    "filters_applied": ["redact_secrets"],
+}
+
+REQUIRED = ["handoff_id", "task_id", "sender", "receiver", "reason", "next_objective", "confirmed_state",
+            "state_version", "evidence", "acceptance", "recovery", "created_at"]
+
+LEGACY = {  # the version-0 payload of seed 001: no version, from_agent/to_agent, goal, state{...}, handoff_at
+    "task_id": "TCK-4812",
+    "from_agent": "triage",
+    "to_agent": "security",
+    "reason": "hallazgo fuera de mi ámbito: posible CVE en dependencia",
+    "goal": "evaluar impacto del CVE-2024-3094 en el servicio de pagos",
+    "state": {
+        "verified_facts": ["xz 5.6.0 presente en la imagen base", "servicio expuesto solo en red interna"],
+        "work_done": ["inventario de dependencias", "ticket clasificado"],
+        "work_remaining": ["confirmar explotabilidad", "proponer mitigación"],
+        "constraints": ["no desplegar cambios hasta aprobación", "SLA: 4h"],
+    },
+    "artifacts": [{"kind": "sbom", "uri": "reports/sbom-pagos.json"}],
+    "handoff_at": "2026-07-30T14:12:00Z",
+}
+
+
+def with_(**changes):
+    data = copy.deepcopy(VALID)
+    data.update(changes)
+    return data
+
+
+def error_locations(data):
+    with pytest.raises(ValidationError) as caught:
+        HandoffContract.model_validate(data)
+    return {".".join(map(str, e["loc"])) for e in caught.value.errors()}
+
+
+def test_json_round_trip_keeps_everything():
+    contract = parse_contract(VALID)
+    again = parse_contract(contract.to_json())
+    assert again == contract
+    assert json.loads(contract.to_json())["facts"]["hypotheses"] == ["regresión en v2.41"]
+    assert "regresión" in contract.to_json()  # unicode kept readable
+
+
+def test_the_contract_is_immutable_and_closed():
+    contract = parse_contract(VALID)
+    with pytest.raises(ValidationError):
+        contract.task_id = "TCK-0001"
+    assert error_locations(with_(owner="triage")) == {"owner"}
+    assert error_locations(with_(facts={"verified": [], "guesses": []})) == {"facts.guesses"}
+
+
+def test_required_fields_are_exactly_the_documented_ones():
+    required = [name for name, field in HandoffContract.model_fields.items() if field.is_required()]
+    assert sorted(required) == sorted(REQUIRED)
+
+
+@pytest.mark.parametrize("field", REQUIRED)
+def test_every_required_field_is_refused_when_missing(field):
+    data = with_()
+    del data[field]
+    with pytest.raises(ValidationError) as caught:
+        parse_contract(data)
+    assert [(e["loc"], e["type"]) for e in caught.value.errors()] == [((field,), "missing")]
+
+
+@pytest.mark.parametrize("field", ["handoff_id", "task_id", "sender", "receiver", "reason", "next_objective"])
+def test_identity_and_objective_must_not_be_empty(field):
+    assert error_locations(with_(**{field: ""})) == {field}
+
+
+@pytest.mark.parametrize("changes, location", [
+    ({"confirmed_state": "done"}, "confirmed_state"),
+    ({"evidence": [{"kind": "rumour", "reference": "x"}]}, "evidence.0.kind"),
+    ({"recovery": {"on_reject": "retry"}}, "recovery.on_reject"),
+    ({"escalation": {"urgency": "alta", "decision_requested": "aprobar rollback a v2.40"}}, "escalation.urgency"),
+])
+def test_enums_refuse_values_outside_their_list(changes, location):
+    assert error_locations(with_(**changes)) == {location}
+
+
+def test_enums_accept_every_listed_value():
+    for state in ("ready", "blocked", "needs-review"):
+        assert parse_contract(with_(confirmed_state=state)).confirmed_state == state
+    for kind in ("artifact", "check", "decision"):
+        assert parse_contract(with_(evidence=[{"kind": kind, "reference": "r"}])).evidence[0].kind == kind
+    for policy in ("repair", "escalate", "stop"):
+        assert parse_contract(with_(recovery={"on_reject": policy})).recovery.on_reject == policy
+    escalation = {"urgency": "high", "decision_requested": "aprobar rollback a v2.40"}
+    assert parse_contract(with_(escalation=escalation)).escalation.urgency == "high"
+
+
+@pytest.mark.parametrize("value", [-1, "3", 3.0, True, None])
+def test_state_version_is_a_strict_whole_number_from_zero(value):
+    assert error_locations(with_(state_version=value)) == {"state_version"}
+
+
+def test_state_version_zero_is_fine():
+    assert parse_contract(with_(state_version=0)).state_version == 0
+
+
+@pytest.mark.parametrize("changes, location", [
+    ({"evidence": []}, "evidence"),
+    ({"acceptance": []}, "acceptance"),
+    ({"acceptance": ["  "]}, "acceptance"),
+    ({"evidence": [{"kind": "check", "reference": ""}]}, "evidence.0.reference"),
+])
+def test_evidence_and_acceptance_need_at_least_one_real_entry(changes, location):
+    assert error_locations(with_(**changes)) == {location}
+
+
+def test_created_at_without_time_zone_is_refused():
+    assert error_locations(with_(created_at="2026-07-30T09:58:00")) == {"created_at"}
+    with pytest.raises(ValidationError, match="time zone"):
+        parse_contract(with_(created_at=datetime(2026, 7, 30, 9, 58)))
+
+
+def test_created_at_is_normalised_to_utc():
+    contract = parse_contract(with_(created_at="2026-07-30T11:58:00+02:00"))
+    assert contract.created_at == datetime(2026, 7, 30, 9, 58, tzinfo=timezone.utc)
+    assert contract.created_at.utcoffset() == timedelta(0)
+    assert json.loads(contract.to_json())["created_at"] == "2026-07-30T09:58:00Z"
+
+
+def test_legacy_version_zero_payload_migrates():
+    contract = parse_contract(json.dumps(LEGACY))
+    assert contract.version == CURRENT_VERSION == 1
+    assert (contract.sender, contract.receiver, contract.task_id) == ("triage", "security", "TCK-4812")
+    assert contract.next_objective == LEGACY["goal"]
+    assert contract.facts.verified == LEGACY["state"]["verified_facts"]
+    assert contract.work.remaining == ["confirmar explotabilidad", "proponer mitigación"]
+    assert contract.constraints == ["no desplegar cambios hasta aprobación", "SLA: 4h"]
+    assert [e.reference for e in contract.evidence] == ["reports/sbom-pagos.json"]
+    assert contract.created_at == datetime(2026, 7, 30, 14, 12, tzinfo=timezone.utc)
+    assert contract.confirmed_state == "needs-review"  # a migrated package is not taken as ready
+    assert contract.filters_applied == ["migrated-from-v0"]
+
+
+def test_a_newer_version_is_refused_with_a_clear_reason():
+    with pytest.raises(UnsupportedVersion, match=r"contract version 2 is not supported: this receiver reads version 1"):
+        parse_contract(with_(version=2))
+
+
+def test_a_dict_without_version_that_is_not_legacy_is_refused():
+    data = with_()
+    del data["version"]
+    with pytest.raises(UnsupportedVersion, match="version 0"):
+        parse_contract(data)
+
+
+def test_committed_schema_matches_the_model():
+    command = "python -m handoffs.contract > schemas/handoff_contract.v1.json"
+    assert SCHEMA_FILE.exists(), f"schemas/handoff_contract.v1.json is missing; regenerate it with: {command}"
+    text = SCHEMA_FILE.read_text(encoding="utf-8")
+    expected = json.dumps(json_schema(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    assert text == expected, f"the committed schema is out of date; regenerate it with: {command}"

@@ -1,0 +1,277 @@
+"""Live models on the real SDKs, against a fake server on 127.0.0.1 that speaks each API's wire format."""
+
+import base64
+import importlib
+import subprocess
+import sys
+
+import pytest
+
+from fake_llm_server import FakeLLMServer
+from handoffs.agent import Agent
+from handoffs.calculator import CALCULATOR_SCHEMAS, EQUATION_QUESTION, MATH_TOOLS, build_calculator_example
+from handoffs.providers import (ENV_VAR, AnthropicModel, GeminiModel, MissingSDK, OpenAIModel,
+                                model_from_env)
+
+
+def installed(module):
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        return False
+    return True
+
+
+def needs(module, package):
+    return pytest.mark.skipif(not installed(module),
+                              reason=f"the {package!r} SDK is not installed (pip install -e \".[live]\")")
+
+
+needs_anthropic = needs("anthropic", "anthropic")
+needs_openai = needs("openai", "openai")
+needs_gemini = needs("google.genai", "google-genai")
+
+QUESTION = "What are 2 ** 10 and 1 / 0?"
+DIVIDE_ERROR = "ValueError: cannot divide 1 by zero"
+
+
+@pytest.fixture
+def server():
+    with FakeLLMServer() as fake:
+        yield fake
+
+
+def anthropic_model(server):
+    import anthropic
+    client = anthropic.Anthropic(api_key="test-key", base_url=server.base_url, max_retries=0, timeout=10)
+    return AnthropicModel("claude-test", client=client)
+
+
+def openai_model(server):
+    import openai
+    client = openai.OpenAI(api_key="test-key", base_url=server.base_url + "/v1", max_retries=0, timeout=10)
+    return OpenAIModel("gpt-test", client=client)
+
+
+def gemini_model(server):
+    from google import genai
+    from google.genai import types
+    client = genai.Client(api_key="test-key", http_options=types.HttpOptions(base_url=server.base_url, timeout=10_000))
+    return GeminiModel("gemini-test", client=client)
+
+
+def anthropic_reply(*blocks):
+    uses_tools = any(block["type"] == "tool_use" for block in blocks)
+    return {"id": "msg_test", "type": "message", "role": "assistant", "model": "claude-test",
+            "content": list(blocks), "stop_reason": "tool_use" if uses_tools else "end_turn",
+            "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}
+
+
+def openai_reply(text, *calls):
+    message = {"role": "assistant", "content": text}
+    if calls:
+        message["tool_calls"] = [{"id": id, "type": "function", "function": {"name": name, "arguments": arguments}}
+                                 for id, name, arguments in calls]
+    return {"id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": "gpt-test",
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}]}
+
+
+def gemini_reply(*parts):
+    return {"candidates": [{"content": {"role": "model", "parts": list(parts)}, "finishReason": "STOP"}]}
+
+
+def calculator_agent(model):
+    return Agent("calculator_assistant", "Compute.", model=model, tools=MATH_TOOLS, tool_schemas=CALCULATOR_SCHEMAS)
+
+
+@needs_anthropic
+def test_anthropic_tool_loop_through_the_sdk(server):
+    server.reply(
+        anthropic_reply({"type": "text", "text": "Computing."},
+                        {"type": "tool_use", "id": "tu_1", "name": "power", "input": {"base": 2, "exponent": 10}},
+                        {"type": "tool_use", "id": "tu_2", "name": "divide_numbers", "input": {"a": 1, "b": 0}}),
+        anthropic_reply({"type": "text", "text": "2 ** 10 = 1024; 1 / 0 is undefined."}))
+    agent = calculator_agent(anthropic_model(server))
+    messages, text = agent.run(QUESTION)
+    assert text == "2 ** 10 = 1024; 1 / 0 is undefined."
+    first, second = server.bodies()
+    assert [r["path"] for r in server.requests] == ["/v1/messages"] * 2
+    assert first["model"] == "claude-test" and first["max_tokens"] == 1024
+    assert first["system"] == agent.system_prompt
+    assert first["tools"] == CALCULATOR_SCHEMAS
+    assert first["messages"] == [{"role": "user", "content": QUESTION}]
+    assert second["messages"][1]["content"][1] == {
+        "type": "tool_use", "id": "tu_1", "name": "power", "input": {"base": 2, "exponent": 10}}
+    assert second["messages"][2] == {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "tu_1", "content": "1024"},
+        {"type": "tool_result", "tool_use_id": "tu_2", "content": DIVIDE_ERROR, "is_error": True}]}
+    assert messages[-1] == {"role": "assistant", "content": [{"type": "text", "text": text}]}
+
+
+@needs_openai
+def test_openai_tool_loop_through_the_sdk(server):
+    server.reply(
+        openai_reply("Computing.", ("call_1", "power", '{"base": 2, "exponent": 10}'),
+                     ("call_2", "divide_numbers", '{"a": 1, "b": 0}')),
+        openai_reply("2 ** 10 = 1024; 1 / 0 is undefined."))
+    agent = calculator_agent(openai_model(server))
+    _, text = agent.run(QUESTION)
+    assert text == "2 ** 10 = 1024; 1 / 0 is undefined."
+    first, second = server.bodies()
+    assert [r["path"] for r in server.requests] == ["/v1/chat/completions"] * 2
+    assert first["messages"] == [{"role": "system", "content": agent.system_prompt},
+                                 {"role": "user", "content": QUESTION}]
+    assert first["tools"][4] == {"type": "function", "function": {
+        "name": "power", "description": CALCULATOR_SCHEMAS[4]["description"],
+        "parameters": CALCULATOR_SCHEMAS[4]["input_schema"]}}
+    assert [tool["function"]["name"] for tool in first["tools"]] == list(MATH_TOOLS)
+    assert second["messages"][2:] == [
+        {"role": "assistant", "content": "Computing.", "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "power", "arguments": '{"base": 2, "exponent": 10}'}},
+            {"id": "call_2", "type": "function", "function": {"name": "divide_numbers", "arguments": '{"a": 1, "b": 0}'}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "1024"},
+        {"role": "tool", "tool_call_id": "call_2", "content": "Error: " + DIVIDE_ERROR}]
+
+
+@needs_gemini
+def test_gemini_tool_loop_through_the_sdk(server):
+    signature = base64.b64encode(b"sig-1").decode()
+    server.reply(
+        gemini_reply({"text": "Computing."},
+                     {"functionCall": {"id": "fc_1", "name": "power", "args": {"base": 2, "exponent": 10}},
+                      "thoughtSignature": signature},
+                     {"functionCall": {"name": "divide_numbers", "args": {"a": 1, "b": 0}}}),
+        gemini_reply({"text": "2 ** 10 = 1024; 1 / 0 is undefined."}))
+    agent = calculator_agent(gemini_model(server))
+    messages, text = agent.run(QUESTION)
+    assert text == "2 ** 10 = 1024; 1 / 0 is undefined."
+    first, second = server.bodies()
+    assert [r["path"] for r in server.requests] == ["/v1/models/gemini-test:generateContent"] * 2
+    assert first["systemInstruction"]["parts"] == [{"text": agent.system_prompt}]
+    declarations = first["tools"][0]["functionDeclarations"]
+    assert [d["name"] for d in declarations] == list(MATH_TOOLS)
+    assert declarations[4]["parameters"]["required"] == ["base", "exponent"]
+    assert sorted(declarations[4]["parameters"]["properties"]) == ["base", "exponent"]
+    assert first["contents"] == [{"role": "user", "parts": [{"text": QUESTION}]}]
+    local_id = messages[1]["content"][2]["id"]
+    assert local_id == "gemini_call_1"
+    assert second["contents"][1] == {"role": "model", "parts": [
+        {"text": "Computing."},
+        {"functionCall": {"id": "fc_1", "name": "power", "args": {"base": 2, "exponent": 10}},
+         "thoughtSignature": signature},
+        {"functionCall": {"name": "divide_numbers", "args": {"a": 1, "b": 0}}}]}
+    assert second["contents"][2] == {"role": "user", "parts": [
+        {"functionResponse": {"id": "fc_1", "name": "power", "response": {"result": "1024"}}},
+        {"functionResponse": {"name": "divide_numbers", "response": {"error": DIVIDE_ERROR}}}]}
+
+
+@needs_gemini
+def test_gemini_calls_it_never_saw_get_the_documented_signature_stand_in():
+    from handoffs.providers import GEMINI_SIGNATURE_STAND_IN
+    history = [{"role": "user", "content": "2 ** 3?"},
+               {"role": "assistant", "content": [
+                   {"type": "tool_use", "id": "toolu_1", "name": "power", "input": {"base": 2, "exponent": 3}},
+                   {"type": "tool_use", "id": "toolu_2", "name": "power", "input": {"base": 3, "exponent": 2}}]}]
+    contents = GeminiModel("gemini-test", client=object()).to_api_messages(history)
+    first, second = contents[1].parts
+    assert first.thought_signature == GEMINI_SIGNATURE_STAND_IN and second.thought_signature is None
+    assert (first.function_call.id, first.function_call.name) == ("toolu_1", "power")
+
+
+HANDOFF_INPUT = {"name": "calculator_assistant", "reason": "it is an equation"}
+
+
+def sent_handoff_enum(provider, body):
+    if provider == "anthropic":
+        (tool,) = body["tools"]
+        return tool["name"], tool["input_schema"]["properties"]["name"]["enum"]
+    if provider == "openai":
+        (tool,) = body["tools"]
+        return tool["function"]["name"], tool["function"]["parameters"]["properties"]["name"]["enum"]
+    (declaration,) = body["tools"][0]["functionDeclarations"]
+    return declaration["name"], declaration["parameters"]["properties"]["name"]["enum"]
+
+
+HANDOFF_CASES = [
+    pytest.param("anthropic", anthropic_model, anthropic_reply(
+        {"type": "tool_use", "id": "tu_h", "name": "handoff", "input": HANDOFF_INPUT}), marks=needs_anthropic),
+    pytest.param("openai", openai_model, openai_reply(
+        None, ("call_h", "handoff", '{"name": "calculator_assistant", "reason": "it is an equation"}')),
+        marks=needs_openai),
+    pytest.param("gemini", gemini_model, gemini_reply(
+        {"functionCall": {"name": "handoff", "args": HANDOFF_INPUT}}), marks=needs_gemini),
+]
+
+
+@pytest.mark.parametrize("provider, make_model, reply", HANDOFF_CASES)
+def test_a_live_helpful_assistant_hands_off_to_the_scripted_calculator(server, provider, make_model, reply):
+    server.reply(reply)
+    helpful, _ = build_calculator_example(helpful_model=make_model(server))
+    _, text = helpful.run(EQUATION_QUESTION)
+    assert text.endswith("x = 2 or x = 3")
+    (body,) = server.bodies()
+    assert sent_handoff_enum(provider, body) == ("handoff", ["calculator_assistant"])
+    assert str(helpful.last_trace[0]) == "helpful_assistant: handoff -> calculator_assistant (reason: it is an equation)"
+
+
+ENV_CASES = [
+    pytest.param("anthropic:claude-env", AnthropicModel,
+                 {"ANTHROPIC_API_KEY": "key-from-env", "ANTHROPIC_BASE_URL": "{base}"},
+                 anthropic_reply({"type": "text", "text": "hi"}), marks=needs_anthropic),
+    pytest.param("openai:gpt-env", OpenAIModel,
+                 {"OPENAI_API_KEY": "key-from-env", "OPENAI_BASE_URL": "{base}/v1"},
+                 openai_reply("hi"), marks=needs_openai),
+    pytest.param("gemini:gemini-env", GeminiModel,
+                 {"GEMINI_API_KEY": "key-from-env", "GOOGLE_GEMINI_BASE_URL": "{base}"},
+                 gemini_reply({"text": "hi"}), marks=needs_gemini),
+]
+
+
+@pytest.mark.parametrize("value, cls, env, reply", ENV_CASES)
+def test_model_from_env_builds_the_sdk_client_from_the_usual_variables(server, monkeypatch, value, cls, env, reply):
+    for name in ("GOOGLE_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(ENV_VAR, value)
+    for name, setting in env.items():
+        monkeypatch.setenv(name, setting.format(base=server.base_url))
+    model = model_from_env(default="scripted")
+    assert type(model) is cls and model.name == value
+    assert repr(model) == f"{cls.__name__}({value.split(':')[1]!r})"
+    server.reply(reply)
+    assert model([{"role": "user", "content": "hello"}], tools=[], system=None) == {
+        "stop_reason": "end_turn", "content": [{"type": "text", "text": "hi"}]}
+    sent_headers = server.requests[0]["headers"].values()
+    assert any("key-from-env" in header for header in sent_headers)  # the SDK read its usual key variable
+
+
+def test_model_from_env_returns_the_default_when_unset(monkeypatch):
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    scripted = object()
+    assert model_from_env(default=scripted) is scripted
+    assert model_from_env(default=scripted, environ={ENV_VAR: "  "}) is scripted
+
+
+@pytest.mark.parametrize("value", ["claude-sonnet", "llama:big", "openai:", ":gpt", "gemini :"])
+def test_a_malformed_model_variable_is_a_clear_error(value):
+    with pytest.raises(ValueError, match=f"{ENV_VAR}=.* is not 'provider:model' with a provider in "
+                                         r"\['anthropic', 'gemini', 'openai'\]"):
+        model_from_env(environ={ENV_VAR: value})
+
+
+@pytest.mark.parametrize("cls, modules", [
+    (AnthropicModel, ["anthropic"]),
+    (OpenAIModel, ["openai"]),
+    (GeminiModel, ["google.genai", "google.genai.types"]),
+])
+def test_a_missing_sdk_names_the_live_extra(monkeypatch, cls, modules):
+    for module in modules:
+        monkeypatch.setitem(sys.modules, module, None)
+    with pytest.raises(MissingSDK, match=r"needs the .* package; install the live extra with: pip install -e \"\.\[live\]\""):
+        cls("some-model", client=object())
+
+
+def test_importing_the_library_imports_no_sdk():
+    code = ("import sys, handoffs, handoffs.providers, handoffs.agent, handoffs.recorder, handoffs.calculator; "
+            "print(sorted(m for m in ('anthropic', 'openai', 'google.genai') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
