@@ -22,6 +22,7 @@ import copy
 import textwrap
 from dataclasses import dataclass, field
 
+from .dispatch import call_safely
 from .messages import final_text, tool_result_block, tool_uses
 from .models import next_turn
 from .runner import start_messages
@@ -243,20 +244,10 @@ class Agent:
         return target._run(clean_for_handoff(history), trace, chain)
 
     def _call_tool(self, block, trace):
-        name, args = block["name"], block["input"]
-        function = self.tools.get(name)
-        if function is None:
-            error = f"Unknown tool {name!r}. Available tools: {sorted(self.tools)}"
-            trace.append(AgentEvent(self.name, "tool_error", name, copy.deepcopy(args), error))
-            return tool_result_block(block["id"], error, is_error=True)
-        try:
-            result = function(**args)
-        except Exception as exc:  # the model sees the failure and may recover
-            error = f"{type(exc).__name__}: {exc}"
-            trace.append(AgentEvent(self.name, "tool_error", name, copy.deepcopy(args), error))
-            return tool_result_block(block["id"], error, is_error=True)
-        trace.append(AgentEvent(self.name, "tool", name, copy.deepcopy(args), str(result)))
-        return tool_result_block(block["id"], result)
+        result = call_safely(self.tools, block)
+        kind = "tool_error" if result.get("is_error") else "tool"
+        trace.append(AgentEvent(self.name, kind, block["name"], copy.deepcopy(block["input"]), result["content"]))
+        return result
 
     def format_trace(self):
         """The last run's trace, one line per event."""

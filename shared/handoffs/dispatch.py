@@ -15,7 +15,8 @@ def dispatch_parallel(tool_use_blocks, tools):
     return [tool_result_block(b["id"], r) for b, r in zip(tool_use_blocks, results)]
 
 
-def _call_safely(tools, block):
+def call_safely(tools, block):
+    """Run one tool_use block; an unknown or failing tool becomes an is_error tool_result."""
     function = tools.get(block["name"])
     if function is None:
         return tool_result_block(
@@ -31,4 +32,4 @@ def dispatch_safely(tool_use_blocks, tools):
     if not tool_use_blocks:
         return []
     with concurrent.futures.ThreadPoolExecutor(max_workers=len(tool_use_blocks)) as pool:
-        return list(pool.map(lambda block: _call_safely(tools, block), tool_use_blocks))
+        return list(pool.map(lambda block: call_safely(tools, block), tool_use_blocks))
