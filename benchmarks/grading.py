@@ -15,7 +15,6 @@ import argparse
 import copy
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,6 +32,7 @@ from grader.batch import batch
 from grader.execute import Limits
 from grader.generate import student_version
 from grader.metadata import grade_id, is_test, points
+from grader.nbgrader_course import nbgrader_scores
 from grader.notebooks import read_notebook
 
 
@@ -72,25 +72,7 @@ def run_sequential_nbclient(subs, source_path):
 
 def run_nbgrader(subs, source_path, course):
     """A real nbgrader course: generate_assignment, then autograde every submission."""
-    (course / "source" / "mini").mkdir(parents=True)
-    shutil.copy(source_path, course / "source" / "mini" / "mini.ipynb")
-    (course / "nbgrader_config.py").write_text(
-        "c = get_config()\nc.CourseDirectory.root = r'%s'\nc.ExecutePreprocessor.timeout = 30\n" % course)
-    nbgrader = [sys.executable, "-m", "nbgrader"]
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    subprocess.run([*nbgrader, "generate_assignment", "mini", "--force"], cwd=course, check=True,
-                   capture_output=True, env=env)
-    for path in sorted(subs.glob("*.ipynb")):
-        target = course / "submitted" / path.stem / "mini"
-        target.mkdir(parents=True)
-        shutil.copy(path, target / "mini.ipynb")
-    done = subprocess.run([*nbgrader, "autograde", "mini", "--force"], cwd=course, capture_output=True, text=True,
-                          env=env)
-    if done.returncode:
-        print(done.stdout[-2000:], done.stderr[-2000:], file=sys.stderr)
-    from nbgrader.api import Gradebook
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
-        return {path.stem: gradebook.find_submission("mini", path.stem).score for path in sorted(subs.glob("*.ipynb"))}
+    return nbgrader_scores(source_path, {p.stem: p for p in sorted(subs.glob("*.ipynb"))}, course)
 
 
 def timed(function, *args):

@@ -1,0 +1,42 @@
+"""The same notebooks through a real nbgrader course: proof that the authoring format is nbgrader's.
+
+Used by the benchmark and by the compatibility test; it needs nothing but the installed nbgrader.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+
+class NbgraderFailed(RuntimeError):
+    """An nbgrader command exited with an error."""
+
+
+def _nbgrader(course, *args):
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, env=env,
+                          capture_output=True, text=True)
+    if done.returncode:
+        raise NbgraderFailed(f"nbgrader {' '.join(args)} failed:\n{done.stdout[-1500:]}{done.stderr[-1500:]}")
+    return done
+
+
+def nbgrader_scores(source, submissions, course, timeout=30):
+    """Grade ``{student: notebook path}`` against ``source`` with nbgrader in ``course``; returns {student: score}."""
+    course, assignment, name = Path(course), "lesson", Path(source).name
+    (course / "source" / assignment).mkdir(parents=True)
+    shutil.copy(source, course / "source" / assignment / name)
+    (course / "nbgrader_config.py").write_text(
+        f"c = get_config()\nc.CourseDirectory.root = {str(course)!r}\nc.ExecutePreprocessor.timeout = {timeout}\n")
+    _nbgrader(course, "generate_assignment", assignment, "--force")
+    for student, path in submissions.items():
+        target = course / "submitted" / student / assignment
+        target.mkdir(parents=True)
+        shutil.copy(path, target / name)
+    _nbgrader(course, "autograde", assignment, "--force")
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        return {student: gradebook.find_submission(assignment, student).score for student in submissions}

@@ -1,0 +1,23 @@
+"""Real nbgrader (generate_assignment + autograde) gives the same scores as the course grader."""
+
+from pathlib import Path
+
+from grader.batch import batch
+from grader.execute import Limits
+from grader.nbgrader_course import nbgrader_scores
+
+FIXTURES = Path(__file__).parent / "fixtures" / "grader"
+CASES = ("correct", "partial", "blank", "edited_tests", "always_equal")
+
+
+def test_same_scores_as_nbgrader(tmp_path):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    for name in CASES:
+        (subs / f"{name}.ipynb").write_bytes((FIXTURES / "submissions" / f"{name}.ipynb").read_bytes())
+    ours = {Path(r["submission"]).stem: float(r["score"])
+            for r in batch(subs, FIXTURES / "source.ipynb", tmp_path / "out", workers=2, limits=Limits(),
+                           progress=False)}
+    theirs = nbgrader_scores(FIXTURES / "source.ipynb", {n: subs / f"{n}.ipynb" for n in CASES}, tmp_path / "course")
+    assert ours == theirs
+    assert ours == {"correct": 5, "partial": 3, "blank": 0, "edited_tests": 3, "always_equal": 3}
