@@ -53,6 +53,10 @@ def store_outputs(path, limits=Limits()):
               if not run.ok and RAISES_TAG not in nb.cells[run.index].metadata.get("tags", [])]
     if failed:
         return failed
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "error":  # no machine paths in a committed traceback
+                output["traceback"] = [f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"]
     text = dumps(tidy(nb, keep_outputs=True))
     if Path(path).read_text(encoding="utf-8") != text:
         write_atomic(path, text)

@@ -82,3 +82,17 @@ def test_domain_side_effects_of_a_mixed_turn_happen_once():
     book = tool_use_block("b", "book_room", {"room": "Focus", "tier": "pro", "hours": 3})
     run_agent_robust("?", [turn(book, HANDOFF)], TOOLS, "booking_agent")
     assert reservo_tools.cancel_booking("BK-0001")["status"] == "cancelled"
+
+
+def test_a_live_model_is_offered_the_tools_and_the_handoff():
+    seen = {}
+
+    def live(messages, tools, system):
+        seen.update(tools=[t["name"] for t in tools], system=system,
+                    receivers=tools[-1]["input_schema"]["properties"]["receiver"]["enum"])
+        return turn(text_block("listo"))
+
+    run_agent_robust("?", live, TOOLS, "booking_agent", system="be brief")
+    assert seen["tools"] == ["list_rooms", "get_quote", "book_room", "cancel_booking", HANDOFF_TOOL_NAME]
+    assert seen["receivers"] == ["policy_agent", "pricing_agent"]
+    assert seen["system"] == "be brief"

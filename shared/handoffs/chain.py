@@ -15,6 +15,12 @@ class ChainError(RuntimeError):
     """The chain cannot go on: a missing model, or a receiver that hands off again."""
 
 
+def specialist_prompt(name, registry=SPECIALISTS):
+    """The system prompt a live model gets for a specialist: who it is and what it knows."""
+    return (f"You are {name}, a Reservo specialist. Your expertise: {registry[name]['expertise']}. "
+            "When part of the request falls outside it, hand that part off with the minimal context.")
+
+
 def receiver_brief(package):
     """The first message the receiver sees: the task, then the context that travelled."""
     context = json.dumps(package.context, ensure_ascii=False, sort_keys=True)
@@ -85,12 +91,13 @@ def run_handoff_chain(question, sender, models, registry=SPECIALISTS, max_iterat
         return models[name]
 
     final, sender_messages, package = run_agent_robust(
-        question, model_for(sender), registry[sender]["tools"], sender, registry, max_iterations)
+        question, model_for(sender), registry[sender]["tools"], sender, registry, max_iterations,
+        system=specialist_prompt(sender, registry))
     if package is None:
         return ChainResult(question, sender, sender_messages, answer=final_text(final))
     receiver_final, receiver_messages, again = run_agent_robust(
         receiver_brief(package), model_for(package.receiver), registry[package.receiver]["tools"],
-        package.receiver, registry, max_iterations)
+        package.receiver, registry, max_iterations, system=specialist_prompt(package.receiver, registry))
     if again is not None:
         raise ChainError(f"{package.receiver} handed off again to {again.receiver}; chains of more than "
                          "one hop need the coordinator (lesson 08)")

@@ -18,9 +18,9 @@ The policy, one rule per edge case:
 from .dispatch import dispatch_safely
 from .messages import tool_result_block, tool_uses
 from .models import next_turn
-from .package import HANDOFF_TOOL_NAME, handoff_problems, package_from_tool_input
+from .package import HANDOFF_TOOL_NAME, handoff_problems, make_handoff_tool, package_from_tool_input
 from .runner import MaxIterationsExceeded, start_messages
-from .specialists import SPECIALISTS
+from .specialists import SPECIALISTS, schemas_for
 
 
 def answer_turn(turn, tools, self_name, receivers):
@@ -43,11 +43,19 @@ def answer_turn(turn, tools, self_name, receivers):
     return results, package
 
 
-def run_agent_robust(question, model, tools, self_name, receivers=SPECIALISTS, max_iterations=10):
-    """Run an agent that may hand off anywhere in a turn; returns (final, messages, package)."""
+def run_agent_robust(question, model, tools, self_name, receivers=SPECIALISTS, max_iterations=10,
+                     tool_schemas=None, system=None):
+    """Run an agent that may hand off anywhere in a turn; returns (final, messages, package).
+
+    A live model is offered ``tool_schemas`` (by default the Reservo schemas of ``tools``)
+    plus the handoff tool listing the other receivers; a script ignores them.
+    """
     messages = start_messages(question)
+    schemas = list(schemas_for(tools) if tool_schemas is None else tool_schemas)
+    others = [name for name in receivers if name != self_name]
+    offered = schemas + ([make_handoff_tool(others)] if others else [])
     for step in range(max_iterations):
-        turn = next_turn(model, step, messages)
+        turn = next_turn(model, step, messages, tools=offered, system=system)
         messages.append({"role": "assistant", "content": turn["content"]})
         if turn["stop_reason"] != "tool_use":
             return turn, messages, None

@@ -30,6 +30,31 @@ def no_show_charge(price_cents):
     return price_cents * NO_SHOW_PERCENT // 100
 
 
+def _schema(name, description, properties=None, required=()):
+    return {"name": name, "description": description,
+            "input_schema": {"type": "object", "properties": properties or {}, "required": list(required)}}
+
+
+_BOOKING = {"room": {"type": "string", "enum": sorted(rt.RATES_CENTS_PER_HOUR)},
+            "tier": {"type": "string", "enum": ["basic", "pro"]},
+            "hours": {"type": "integer", "minimum": 1}}
+
+TOOL_SCHEMAS = {  # what a live model is told about each tool (Anthropic shape)
+    "list_rooms": _schema("list_rooms", "List Reservo's rooms with capacity and hourly rates in cents."),
+    "get_quote": _schema("get_quote", "Quote a room: returns {'price_cents': int}.", _BOOKING, _BOOKING),
+    "book_room": _schema("book_room", "Book a room; returns the confirmed booking.", _BOOKING, _BOOKING),
+    "cancel_booking": _schema("cancel_booking", "Cancel a confirmed booking by its id.",
+                              {"booking_id": {"type": "string"}}, ["booking_id"]),
+    "search_docs": _schema("search_docs", "Search Reservo's policy documents.",
+                           {"query": {"type": "string"}}, ["query"]),
+}
+
+
+def schemas_for(tools):
+    """The schemas of the tools in ``tools`` that Reservo describes, in the tools' order."""
+    return [TOOL_SCHEMAS[name] for name in tools if name in TOOL_SCHEMAS]
+
+
 SPECIALISTS = {
     "booking_agent": {
         "tools": {
