@@ -2,6 +2,7 @@
 
 Each module holds one concept and names the lesson that teaches it:
 
+    patterns              handoff vs router vs agent-as-tool vs subagent         (lesson 01)
     messages, models      the Messages shape; ScriptedModel and live models      (lesson 03)
     package, specialists  HandoffPackage, the handoff pseudo-tool, Reservo      (lessons 02-03)
     runner, robust        the lesson's runner; the runner for real model turns  (lesson 03)
@@ -28,6 +29,7 @@ from .messages import (InvalidTurn, check_turn, final_text, format_history, prin
 from .models import ScriptedModel, ScriptExhausted, next_turn
 from .package import (HANDOFF_TOOL_NAME, HandoffPackage, InvalidPackage, handoff_problems, make_handoff_tool,
                       package_from_tool_input)
+from .patterns import PATTERNS, Pattern, PatternRun, comparison_table, run_routed, run_with_agent_tools
 from .recorder import RecordingModel, load_script
 from .robust import answer_turn, run_agent_robust
 from .runner import MaxIterationsExceeded, run_agent_parallel, run_agent_with_handoff, run_specialist_with_handoff

@@ -8,6 +8,9 @@ Two small runners let a lesson compare them on the same request with scripted mo
 * ``run_with_agent_tools`` - the caller calls other agents like tools, gets their answers
   back and answers the user itself (agent-as-tool; a subagent call looks the same).
 
+Both run each agent with ``run_agent_robust`` and no one to hand off to, so a live model is
+offered the tools' schemas (and ``ask_<agent>`` for the agents it may call).
+
 The handoff itself is ``handoffs.run_handoff_chain``: there the control never comes back.
 """
 
@@ -17,8 +20,8 @@ from dataclasses import dataclass, field
 from .chain import USER
 from .diagram import as_markdown, mermaid_sequence, tool_call_events
 from .messages import final_text, tool_uses
-from .runner import run_agent_parallel
-from .specialists import SPECIALISTS
+from .robust import run_agent_robust
+from .specialists import SPECIALISTS, schemas_for
 
 
 @dataclass(frozen=True)
@@ -175,12 +178,22 @@ def _model_for(models, name):
     return models[name]
 
 
+def _run_alone(question, model, name, tools, registry, max_iterations, extra_schemas=(), note=""):
+    """Run ``name`` to its final answer with no one to hand off to; a live model is offered the tools' schemas."""
+    system = (f"You are {name}, a Reservo specialist. Your expertise: {registry[name]['expertise']}. "
+              f"{note}Answer the user yourself.")
+    final, messages, _ = run_agent_robust(question, model, tools, name, receivers=(), max_iterations=max_iterations,
+                                          tool_schemas=schemas_for(tools) + list(extra_schemas), system=system)
+    return final, messages
+
+
 def run_routed(question, route, models, registry=SPECIALISTS, max_iterations=10):
     """Router: ``route(question)`` names the specialist before any work; it runs alone and answers."""
     name = route(question)
     if name not in registry:
         raise ValueError(f"the router chose {name!r}, which is not a specialist; specialists are {sorted(registry)}")
-    final, messages = run_agent_parallel(question, _model_for(models, name), registry[name]["tools"], max_iterations)
+    final, messages = _run_alone(question, _model_for(models, name), name, registry[name]["tools"], registry,
+                                 max_iterations)
     return PatternRun("router", question, name, final_text(final), messages, router="router")
 
 
@@ -189,14 +202,22 @@ def agent_tool_name(agent):
     return f"ask_{agent}"
 
 
+def agent_tool_schema(agent, registry=SPECIALISTS):
+    """The schema of ``ask_<agent>(task)``, for a live caller: the answer comes back and the caller goes on."""
+    return {"name": agent_tool_name(agent),
+            "description": (f"Ask {agent} ({registry[agent]['expertise']}) to do a task and return its answer "
+                            "to you. You keep the conversation and answer the user yourself."),
+            "input_schema": {"type": "object", "properties": {"task": {"type": "string"}}, "required": ["task"]}}
+
+
 def run_with_agent_tools(question, caller, models, agent_tools, registry=SPECIALISTS, max_iterations=10,
                          pattern="agent_as_tool"):
     """Agent-as-tool: ``caller`` may call each agent in ``agent_tools`` as ``ask_<agent>(task)``.
 
-    Each call runs that agent to its final answer with ``run_agent_parallel`` and returns the
-    answer as the tool result, so the control comes back and the caller answers the user.
-    A subagent is called the same way (``pattern="subagent"``): what differs is what the call
-    carries - a piece of the parent's own task - not how the control moves.
+    Each call runs that agent to its final answer and returns the answer as the tool result,
+    so the control comes back and the caller answers the user. A subagent is called the same
+    way (``pattern="subagent"``): what differs is what the call carries - a piece of the
+    parent's own task - not how the control moves.
     """
     if pattern not in ("agent_as_tool", "subagent"):
         raise ValueError(f"run_with_agent_tools runs 'agent_as_tool' or 'subagent', not {pattern!r}")
@@ -206,7 +227,7 @@ def run_with_agent_tools(question, caller, models, agent_tools, registry=SPECIAL
         model, tools = _model_for(models, agent), registry[agent]["tools"]
 
         def ask(task):
-            final, messages = run_agent_parallel(task, model, tools, max_iterations)
+            final, messages = _run_alone(task, model, agent, tools, registry, max_iterations)
             with lock:
                 runs.append((agent, task, final_text(final), messages))
             return final_text(final)
@@ -214,11 +235,14 @@ def run_with_agent_tools(question, caller, models, agent_tools, registry=SPECIAL
 
     offered = {agent_tool_name(agent): agent for agent in agent_tools}
     tools = {**registry[caller]["tools"], **{name: offer(agent) for name, agent in offered.items()}}
-    final, messages = run_agent_parallel(question, _model_for(models, caller), tools, max_iterations)
+    final, messages = _run_alone(question, _model_for(models, caller), caller, tools, registry, max_iterations,
+                                 [agent_tool_schema(agent, registry) for agent in agent_tools],
+                                 note="Other agents are offered to you as ask_<agent> tools. ")
     calls = []
     for block in _tool_use_blocks(messages):  # pair each run with the tool_use that asked for it
         if block["name"] in offered:
-            run = next(r for r in runs if r[:2] == (offered[block["name"]], block["input"].get("task")))
-            runs.remove(run)
-            calls.append(AgentCall(block["id"], *run))
+            run = next((r for r in runs if r[:2] == (offered[block["name"]], block["input"].get("task"))), None)
+            if run is not None:  # None: the call failed, and the caller saw the error as a tool result
+                runs.remove(run)
+                calls.append(AgentCall(block["id"], *run))
     return PatternRun(pattern, question, caller, final_text(final), messages, tuple(calls))
