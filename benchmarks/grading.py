@@ -1,6 +1,6 @@
 """Grade the same N submissions three ways, side by side, and print the numbers.
 
-    python benchmarks/grading.py [N] [--workers W]
+    python benchmarks/grading.py [N] [--workers W] [--lesson 03_handoff_pseudo_tool]
 
 1. the course grader's batch (parallel workers, fresh sandboxed kernel per submission);
 2. sequential nbclient: each submission assembled the same way, then run with plain
@@ -36,16 +36,13 @@ from grader.nbgrader_course import nbgrader_scores
 from grader.notebooks import read_notebook
 
 
-def make_submissions(folder, n):
-    """N submissions named student_NNN, cycling through a mix of honest and hostile kinds."""
+def make_submissions(folder, n, lesson=None):
+    """N submissions named student_NNN: the fixtures' honest and hostile kinds, or a lesson's solution and stub."""
     folder.mkdir(parents=True)
-    names = {}
+    kinds = ([ROOT / "solutions" / f"{lesson}.ipynb", ROOT / "student" / f"{lesson}.ipynb"] if lesson
+             else [FIXTURES / "submissions" / f"{kind}.ipynb" for kind in KINDS])
     for i in range(n):
-        kind = KINDS[i % len(KINDS)]
-        name = f"student_{i:03d}"
-        shutil.copy(FIXTURES / "submissions" / f"{kind}.ipynb", folder / f"{name}.ipynb")
-        names[name] = kind
-    return names
+        shutil.copy(kinds[i % len(kinds)], folder / f"student_{i:03d}.ipynb")
 
 
 def run_batch(subs, source, out, workers):
@@ -85,19 +82,21 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("n", type=int, nargs="?", default=20)
     parser.add_argument("--workers", type=int, default=os.cpu_count())
+    parser.add_argument("--lesson", help="grade copies of a course lesson (e.g. 03_handoff_pseudo_tool) "
+                                         "instead of the grader fixtures")
     args = parser.parse_args()
-    source = FIXTURES / "source.ipynb"
+    source = ROOT / "solutions" / f"{args.lesson}.ipynb" if args.lesson else FIXTURES / "source.ipynb"
     with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
         tmp = Path(tmp)
         subs = tmp / "submissions"
-        make_submissions(subs, args.n)
+        make_submissions(subs, args.n, args.lesson)
         results = {
             "course grader (batch)": timed(run_batch, subs, source, tmp / "out", args.workers),
             "sequential nbclient": timed(run_sequential_nbclient, subs, source),
             "nbgrader autograde": timed(run_nbgrader, subs, source, tmp / "course"),
         }
     base = results["course grader (batch)"]
-    print(f"{args.n} submissions, {args.workers} worker(s), {os.cpu_count()} core(s)")
+    print(f"{args.n} submissions of {source.name}, {args.workers} worker(s), {os.cpu_count()} core(s)")
     print(f"{'way':24} {'wall s':>8} {'subs/min':>9} {'grader speed-up':>16} {'scores agree':>13}")
     for way, (seconds, scores) in results.items():
         agree = "yes" if scores == base[1] else "NO"
