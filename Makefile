@@ -8,6 +8,8 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 KERNEL := handoffs-course
 PORT   ?= 8888
+LABDIR := --ServerApp.root_dir=$(CURDIR) --ServerApp.default_url=/lab/tree/notebooks
+ROOT   := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 .PHONY: setup course test clean
 
@@ -22,9 +24,9 @@ setup: $(STAMP)
 
 course: setup
 ifdef HEADLESS
-	$(BIN)/jupyter lab --no-browser --ip=127.0.0.1 --port=$(PORT) --notebook-dir=. notebooks/
+	$(BIN)/jupyter lab $(ROOT) --no-browser --ip=127.0.0.1 --port=$(PORT) $(LABDIR)
 else
-	$(BIN)/jupyter lab --notebook-dir=. notebooks/
+	$(BIN)/jupyter lab $(ROOT) $(LABDIR)
 endif
 
 test: setup
