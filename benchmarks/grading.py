@@ -33,13 +33,25 @@ from grader.execute import Limits
 from grader.generate import student_version
 from grader.metadata import grade_id, is_test, points
 from grader.nbgrader_course import nbgrader_scores
-from grader.notebooks import read_notebook
+from grader.notebooks import dumps, read_notebook
+
+
+def answered(lesson, folder):
+    """The lesson's student notebook with every exercise answered as the solution does: a full-marks submission."""
+    source = read_notebook(ROOT / "solutions" / f"{lesson}.ipynb")
+    answers = {grade_id(c): c.source for c in source.cells if c.metadata.get("nbgrader", {}).get("solution")}
+    nb = read_notebook(ROOT / "student" / f"{lesson}.ipynb")
+    for cell in nb.cells:
+        cell.source = answers.get(grade_id(cell), cell.source)
+    path = folder / "answered.ipynb"
+    path.write_text(dumps(nb), encoding="utf-8")
+    return path
 
 
 def make_submissions(folder, n, lesson=None):
-    """N submissions named student_NNN: the fixtures' honest and hostile kinds, or a lesson's solution and stub."""
+    """N submissions named student_NNN: the fixtures' honest and hostile kinds, or a lesson answered and blank."""
     folder.mkdir(parents=True)
-    kinds = ([ROOT / "solutions" / f"{lesson}.ipynb", ROOT / "student" / f"{lesson}.ipynb"] if lesson
+    kinds = ([answered(lesson, folder.parent), ROOT / "student" / f"{lesson}.ipynb"] if lesson
              else [FIXTURES / "submissions" / f"{kind}.ipynb" for kind in KINDS])
     for i in range(n):
         shutil.copy(kinds[i % len(kinds)], folder / f"student_{i:03d}.ipynb")

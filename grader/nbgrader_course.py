@@ -10,6 +10,22 @@ import sys
 from pathlib import Path
 
 
+CONFIG = """\
+c = get_config()
+c.CourseDirectory.root = {root!r}
+c.ExecutePreprocessor.timeout = {timeout}
+
+# Cells tagged solution-only (explanations, written-down wrong answers) never reach students.
+from nbconvert.preprocessors import TagRemovePreprocessor
+from nbgrader.converters import GenerateAssignment
+
+c.TagRemovePreprocessor.enabled = True
+c.TagRemovePreprocessor.remove_cell_tags = {{"solution-only"}}
+c.GenerateAssignment.preprocessors = (
+    [TagRemovePreprocessor] + GenerateAssignment.class_traits()["preprocessors"].default())
+"""
+
+
 class NbgraderFailed(RuntimeError):
     """An nbgrader command exited with an error."""
 
@@ -28,8 +44,7 @@ def nbgrader_scores(source, submissions, course, timeout=30):
     course, assignment, name = Path(course), "lesson", Path(source).name
     (course / "source" / assignment).mkdir(parents=True)
     shutil.copy(source, course / "source" / assignment / name)
-    (course / "nbgrader_config.py").write_text(
-        f"c = get_config()\nc.CourseDirectory.root = {str(course)!r}\nc.ExecutePreprocessor.timeout = {timeout}\n")
+    (course / "nbgrader_config.py").write_text(CONFIG.format(root=str(course), timeout=timeout))
     _nbgrader(course, "generate_assignment", assignment, "--force")
     for student, path in submissions.items():
         target = course / "submitted" / student / assignment

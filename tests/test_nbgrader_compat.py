@@ -20,4 +20,7 @@ def test_same_scores_as_nbgrader(tmp_path):
                            progress=False)}
     theirs = nbgrader_scores(FIXTURES / "source.ipynb", {n: subs / f"{n}.ipynb" for n in CASES}, tmp_path / "course")
     assert ours == theirs
+    released = (tmp_path / "course" / "release" / "lesson" / "source.ipynb").read_text(encoding="utf-8")
+    assert "solution-only" not in released and "La solución usa" not in released
+    assert "BEGIN SOLUTION" not in released and "charge(6400)" not in released
     assert ours == {"correct": 5, "partial": 3, "blank": 0, "edited_tests": 3, "always_equal": 3}
