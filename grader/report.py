@@ -3,6 +3,7 @@
 import functools
 import html
 import json
+import re
 from pathlib import Path
 from dataclasses import asdict, dataclass, field
 
@@ -75,27 +76,55 @@ class Report:
 PAGE_STYLE = """
 body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; }
 table { border-collapse: collapse; } td, th { border: 1px solid #ccc; padding: .3rem .6rem; text-align: left; }
-.jp-Cell, .cell { margin: 1rem 0; } pre { background: #f6f6f6; padding: .5rem; overflow-x: auto; }
-.jp-InputPrompt, .jp-OutputPrompt, .prompt { display: none; }
+pre { background: #f6f6f6; padding: .5rem; overflow-x: auto; } pre.out { background: #fff; border-left: 3px solid #ddd; }
+pre.err { color: #a00; } .cell { margin: 1rem 0; }
 """
+BASE64 = re.compile(r"[A-Za-z0-9+/=\s]+")
 
 
 @functools.lru_cache(maxsize=1)
-def _exporter():
-    from nbconvert import HTMLExporter
+def _markdown():
+    import mistune
 
-    return HTMLExporter(template_name="basic")  # the cells only, without 270 kB of CSS; markdown sanitised
+    return mistune.create_markdown(escape=True, plugins=["table", "strikethrough"])  # raw HTML is escaped
+
+
+def _output_html(output):
+    kind, data = output.get("output_type"), output.get("data", {})
+    if kind == "stream":
+        return f"<pre class='out'>{html.escape(output.get('text', ''))}</pre>"
+    if kind == "error":
+        return f"<pre class='out err'>{html.escape(output.get('ename', ''))}: {html.escape(output.get('evalue', ''))}</pre>"
+    if BASE64.fullmatch(str(data.get("image/png", "-"))):
+        return f"<img alt='figure' src='data:image/png;base64,{data['image/png']}'>"
+    if "text/markdown" in data:
+        return _markdown()(data["text/markdown"])
+    return f"<pre class='out'>{html.escape(data['text/plain'])}</pre>" if "text/plain" in data else ""
+
+
+def _cell_html(cell):
+    """One cell as safe HTML: markdown rendered with raw HTML escaped, code and outputs as text."""
+    if cell.cell_type == "markdown":
+        return f"<div class='cell'>{_markdown()(cell.source)}</div>"
+    if cell.cell_type != "code":
+        return ""
+    outputs = "".join(_output_html(output) for output in cell.get("outputs", []))
+    return f"<div class='cell'><pre><code>{html.escape(cell.source)}</code></pre>{outputs}</div>"
 
 
 def feedback_html(report, notebook):
-    """A standalone HTML page: the score table, then the graded notebook as the student may see it."""
-    body, _ = _exporter().from_notebook_node(notebook)
+    """A standalone HTML page: the score table, then the graded notebook as the student may see it.
+
+    Nothing the student wrote is trusted as HTML: markdown is rendered with raw HTML escaped,
+    and outputs are shown as text (or as a PNG), never as the HTML a cell produced.
+    """
     rows = "".join(
         f"<tr><td>{html.escape(r.grade_id)}</td><td>{r.points:g}/{r.max_points:g}</td>"
         f"<td>{STATUS_MARK.get(r.status, '')} {r.status}</td><td>{html.escape(r.feedback)}</td></tr>"
         for r in report.exercises)
     title = html.escape(Path(report.submission).name)
+    cells = "\n".join(_cell_html(cell) for cell in notebook.cells)
     return (f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>Feedback: {title}</title>"
             f"<style>{PAGE_STYLE}</style></head><body>\n<section id='grade'><h1>{title}</h1>"
-            f"<p><strong>Score: {report.score:g}/{report.max_score:g}</strong></p><table><tr><th>exercise</th><th>points</th>"
-            f"<th>status</th><th>feedback</th></tr>{rows}</table></section>\n{body}\n</body></html>\n")
+            f"<p><strong>Score: {report.score:g}/{report.max_score:g}</strong></p><table><tr><th>exercise</th>"
+            f"<th>points</th><th>status</th><th>feedback</th></tr>{rows}</table></section>\n{cells}\n</body></html>\n")

@@ -171,3 +171,16 @@ def test_check_flags_a_stub_that_earns_points_and_a_solution_that_does_not(tmp_p
     problems = check_course(tmp_path, workers=2)
     assert any("test_quote_total: the unanswered stub earns 1 points" in p for p in problems)
     assert any("test_charge: solution scores 0/2" in p for p in problems)
+
+
+def test_feedback_page_never_trusts_student_html():
+    from grader.report import Report, feedback_html
+
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# Mi respuesta <script>alert(1)</script>"),
+        nbformat.v4.new_code_cell("x", outputs=[nbformat.v4.new_output(
+            "display_data", data={"text/html": "<script>steal()</script>", "text/plain": "<b>x</b>"})]),
+    ])
+    page = feedback_html(Report("alice.ipynb", "src.ipynb"), nb)
+    assert "<script>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "&lt;b&gt;x&lt;/b&gt;" in page
