@@ -105,6 +105,9 @@ def write_csv(rows, path):
 def batch(directory, source, out, workers=None, limits=Limits(), progress=True):
     """Grade every notebook under ``directory``; writes OUT/grades.csv, reports/ and feedback/; returns the rows."""
     directory, out = Path(directory), Path(out)
+    for path, what in ((directory, "submissions folder"), (Path(source), "source")):
+        if not path.exists():
+            raise FileNotFoundError(f"{what} {path} does not exist")
     submissions = find_submissions(directory, out)
     workers = max(1, workers or os.cpu_count() or 1)
     rows = []

@@ -184,3 +184,10 @@ def test_feedback_page_never_trusts_student_html():
     page = feedback_html(Report("alice.ipynb", "src.ipynb"), nb)
     assert "<script>" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "&lt;b&gt;x&lt;/b&gt;" in page
+
+
+def test_cli_batch_refuses_a_missing_folder(tmp_path):
+    done = cli("batch", str(tmp_path / "missing"), "--source", str(SOURCE), "--out", str(tmp_path / "out"))
+    assert done.returncode == 2
+    assert done.stderr.strip() == f"error: submissions folder {tmp_path / 'missing'} does not exist"
+    assert not (tmp_path / "out").exists()
