@@ -1,6 +1,11 @@
 import pytest
+from hypothesis import settings
 
 import reservo_tools
+
+# Property tests explore the same examples on every run: a CI failure can always be reproduced.
+settings.register_profile("course", derandomize=True, print_blob=True)
+settings.load_profile("course")
 
 
 @pytest.fixture(autouse=True)
