@@ -140,7 +140,7 @@ async def run_notebook(nb, limits=Limits(), supply=None):
     client = CappedClient(
         nb, limits.output_bytes, km=kernel.km, timeout=limits.cell_timeout, allow_errors=True,
         interrupt_on_timeout=True, error_on_timeout={"ename": TIMEOUT_ENAME, "evalue": "timeout"},
-        iopub_timeout=2, shutdown_kernel="immediate", record_timing=False,
+        iopub_timeout=5, shutdown_kernel="immediate", record_timing=False,
         on_cell_executed=lambda cell, cell_index, execute_reply: replies.__setitem__(cell_index, execute_reply))
     runs, deadline = [], monotonic() + limits.notebook_timeout
     try:
