@@ -11,6 +11,7 @@ Every limit is a mark on one cell, never the end of the run:
 """
 
 import asyncio
+import math
 from dataclasses import dataclass
 from queue import Empty
 from time import monotonic
@@ -112,7 +113,7 @@ async def _restart(client):
 
 
 async def _run_cell(client, cell, index, timeout, limits, replies):
-    client.timeout = max(1, int(timeout))
+    client.timeout = max(1, math.ceil(timeout))  # nbclient counts whole seconds
     try:
         await client.async_execute_cell(cell, index, store_history=True)
     except DeadKernelError:

@@ -191,3 +191,13 @@ def test_cli_batch_refuses_a_missing_folder(tmp_path):
     assert done.returncode == 2
     assert done.stderr.strip() == f"error: submissions folder {tmp_path / 'missing'} does not exist"
     assert not (tmp_path / "out").exists()
+
+
+def test_notebook_budget_marks_the_rest_as_not_run():
+    from grader.execute import Limits, execute
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code) for code in (
+        "import time\ntime.sleep(2)", "time.sleep(5)", "print('never')")])
+    runs = execute(nb, Limits(cell_timeout=10, notebook_timeout=3))
+    assert [run.status for run in runs] == ["ok", "timeout", "not-run"]
+    assert runs[2].summary == "NotebookTimeout: the notebook's time budget of 3 s was spent"
