@@ -12,20 +12,13 @@ every score. Not a test: numbers depend on the machine.
 """
 
 import argparse
-import copy
 import os
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-import nbformat
 from nbclient import NotebookClient
-
-ROOT = Path(__file__).resolve().parents[1]
-FIXTURES = ROOT / "tests" / "fixtures" / "grader"
-KINDS = ("correct", "partial", "blank", "always_equal", "edited_tests")
 
 from grader.assemble import assemble
 from grader.batch import batch
@@ -34,6 +27,10 @@ from grader.generate import student_version
 from grader.metadata import grade_id, is_test, points
 from grader.nbgrader_course import nbgrader_scores
 from grader.notebooks import dumps, read_notebook
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures" / "grader"
+KINDS = ("correct", "partial", "blank", "always_equal", "edited_tests")
 
 
 def answered(lesson, folder):
