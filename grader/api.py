@@ -56,10 +56,14 @@ def check_submission(source, submission, name):
         raise UnusableNotebook(f"{name}: holds no cell of the source notebook; is it the right lesson?")
 
 
-def grade_notebooks(source, submission, *, limits=Limits(), names=("source", "submission"), supply=None):
-    """Grade an in-memory submission against an in-memory source; returns (report, feedback notebook)."""
+def grade_notebooks(source, submission, *, limits=Limits(), names=("source", "submission"), supply=None,
+                    student=None):
+    """Grade an in-memory submission against an in-memory source; returns (report, feedback notebook).
+
+    ``student`` is the source's generated student version, when the caller already has it.
+    """
     check_submission(source, submission, names[1])
-    student = student_version(source, names[0])
+    student = student if student is not None else student_version(source, names[0])
     assembly = assemble(source, submission, student)
     runs = execute(assembly.notebook, limits, supply)
     report = Report(submission=names[1], source=names[0], tampered=assembly.tampered, notes=assembly.notes,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .api import grade_notebooks
 from .execute import Limits, execute
-from .generate import InvalidSource, student_version
+from .generate import InvalidSource, is_lesson, student_version
 from .kernel import start_worker_supply, worker_supply
 from .metadata import metadata_problems
 from .notebooks import UnusableNotebook, dumps, read_notebook, tidy, write_atomic
@@ -83,13 +83,15 @@ def check_solution(path, limits=Limits()):
 def check_student(source_path, student_path, limits=Limits()):
     """The student notebook is what generate writes, scores zero everywhere, and fails nowhere else."""
     source = read_notebook(source_path)
-    expected = dumps(student_version(source, str(source_path)))
+    student = student_version(source, str(source_path))
+    expected = dumps(student)
     if not student_path.exists():
         return [f"{student_path}: missing; run `python -m grader generate`"]
     if student_path.read_text(encoding="utf-8") != expected:
         return [f"{student_path}: out of sync with {source_path}; run `python -m grader generate`"]
     report, _ = grade_notebooks(source, read_notebook(student_path), limits=limits,
-                                names=(str(source_path), str(student_path)), supply=worker_supply())
+                                names=(str(source_path), str(student_path)), supply=worker_supply(),
+                                student=student)
     problems = [f"{student_path}: {r.grade_id}: the unanswered stub earns {r.points:g} points"
                 for r in report.exercises if r.points]
     problems += [f"{student_path}: cell {e['cell']} ({e['grade_id'] or 'no grade_id'}) failed: {e['error']}"
@@ -98,7 +100,7 @@ def check_student(source_path, student_path, limits=Limits()):
 
 
 def _chosen(path, lessons):
-    return not lessons or any(path.stem == name or path.stem.split("_")[0] == name for name in lessons)
+    return not lessons or any(is_lesson(path, name) for name in lessons)
 
 
 def course_tasks(root=".", lessons=()):

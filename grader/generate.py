@@ -29,14 +29,19 @@ def student_version(source_nb, name="notebook"):
     return tidy(nb)
 
 
+def is_lesson(path, name):
+    """Whether ``path`` is the lesson called ``name``: its full name (``03_handoff_pseudo_tool``) or number (``03``)."""
+    name = Path(name).stem
+    return path.stem == name or path.stem.split("_")[0] == name
+
+
 def lessons(solutions_dir, names=()):
-    """The solution notebooks to generate: all of them, or those whose stem or name is in ``names``."""
+    """The solution notebooks to generate: all of them, or the lessons named in ``names``."""
     paths = sorted(Path(solutions_dir).glob("*.ipynb"))
     if not names:
         return paths
-    wanted = {Path(n).stem for n in names}
-    chosen = [p for p in paths if p.stem in wanted or p.stem.split("_")[0] in wanted]
-    missing = wanted - {p.stem for p in chosen} - {p.stem.split("_")[0] for p in chosen}
+    chosen = [p for p in paths if any(is_lesson(p, n) for n in names)]
+    missing = {Path(n).stem for n in names if not any(is_lesson(p, n) for p in paths)}
     if missing:
         raise FileNotFoundError(f"no solution notebook for {sorted(missing)} in {solutions_dir}")
     return chosen
