@@ -3,16 +3,23 @@
 import copy
 from pathlib import Path
 
-from nbgrader.preprocessors import (CheckCellMetadata, ClearHiddenTests, ClearOutput, ClearSolutions,
-                                    ComputeChecksums, LockCells)
+from nbgrader.preprocessors import (
+    CheckCellMetadata,
+    ClearHiddenTests,
+    ClearOutput,
+    ClearSolutions,
+    ComputeChecksums,
+    LockCells,
+)
 
+from .errors import GraderError
 from .metadata import is_solution_only, metadata_problems
 from .notebooks import dumps, read_notebook, tidy, write_atomic
 
 PIPELINE = (CheckCellMetadata, ClearSolutions, ClearHiddenTests, LockCells, ClearOutput, ComputeChecksums)
 
 
-class InvalidSource(ValueError):
+class InvalidSource(GraderError, ValueError):
     """A solution notebook whose nbgrader metadata or markers are wrong."""
 
 

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .errors import GraderError
 
 CONFIG = """\
 c = get_config()
@@ -26,7 +27,7 @@ c.GenerateAssignment.preprocessors = (
 """
 
 
-class NbgraderFailed(RuntimeError):
+class NbgraderFailed(GraderError):
     """An nbgrader command exited with an error."""
 
 

@@ -8,10 +8,12 @@ from pathlib import Path
 
 import nbformat
 
+from .errors import GraderError
+
 KEEP_NOTEBOOK_METADATA = ("kernelspec", "language_info")
 
 
-class UnusableNotebook(ValueError):
+class UnusableNotebook(GraderError, ValueError):
     """The file cannot be graded: not JSON, empty, not a notebook, or not readable."""
 
 

@@ -23,6 +23,7 @@ import textwrap
 from dataclasses import dataclass, field
 
 from .dispatch import call_safely
+from .errors import HandoffsError
 from .messages import final_text, tool_result_block, tool_uses
 from .models import next_turn
 from .runner import start_messages
@@ -37,7 +38,7 @@ BASE_SYSTEM_PROMPT = (
 )
 
 
-class AgentError(RuntimeError):
+class AgentError(HandoffsError):
     """An Agent cannot finish its run."""
 
 

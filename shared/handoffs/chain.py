@@ -4,6 +4,7 @@ import json
 from dataclasses import dataclass, field
 
 from .diagram import as_markdown, mermaid_sequence, tool_call_events
+from .errors import HandoffsError
 from .messages import final_text
 from .robust import run_agent_robust
 from .specialists import NO_SHOW_PERCENT, SPECIALISTS, no_show_charge
@@ -11,7 +12,7 @@ from .specialists import NO_SHOW_PERCENT, SPECIALISTS, no_show_charge
 USER = "usuario"
 
 
-class ChainError(RuntimeError):
+class ChainError(HandoffsError):
     """The chain cannot go on: a missing model, or a receiver that hands off again."""
 
 

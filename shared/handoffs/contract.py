@@ -16,6 +16,8 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
+from .errors import UsageError
+
 CURRENT_VERSION = 1
 
 NonEmpty = Field(min_length=1)
@@ -121,7 +123,7 @@ class HandoffContract(_Block):
                 f"task={self.task_id!r}, state={self.confirmed_state}@{self.state_version})")
 
 
-class UnsupportedVersion(ValueError):
+class UnsupportedVersion(UsageError, ValueError):
     """A contract of a version this code cannot read or migrate."""
 
 

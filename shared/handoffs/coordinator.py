@@ -23,13 +23,14 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from .contract import HandoffContract, parse_contract
+from .errors import HandoffsError
 from .messages import final_text
 from .robust import run_agent_robust
 from .traces import USER, LogicalClock, Trace, TraceEvent
 from .validation import accept_handoff, run_receiver
 
 
-class CoordinationError(RuntimeError):
+class CoordinationError(HandoffsError):
     """The run cannot go on: an unknown participant, a script that ran out, too many steps."""
 
 

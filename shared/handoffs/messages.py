@@ -5,10 +5,12 @@ Blocks are ``{"type": "text", "text"}`` and ``{"type": "tool_use", "id", "name",
 tool results go back as a user message of ``{"type": "tool_result", "tool_use_id", "content"}``.
 """
 
+from .errors import ModelBehaviorError
+
 STOP_REASONS = ("tool_use", "end_turn")
 
 
-class InvalidTurn(ValueError):
+class InvalidTurn(ModelBehaviorError, ValueError):
     """A model turn does not have the Messages shape."""
 
 

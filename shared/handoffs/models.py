@@ -11,10 +11,11 @@ Two kinds of model fit every runner in the course:
 
 import copy
 
+from .errors import ModelBehaviorError
 from .messages import check_turn
 
 
-class ScriptExhausted(RuntimeError):
+class ScriptExhausted(ModelBehaviorError):
     """The runner asked a script for a step it does not have."""
 
 

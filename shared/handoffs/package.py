@@ -4,11 +4,13 @@ import copy
 import json
 from dataclasses import asdict, dataclass, field
 
+from .errors import UsageError
+
 HANDOFF_TOOL_NAME = "handoff_to_specialist"
 REQUIRED_FIELDS = ("receiver", "reason", "task")
 
 
-class InvalidPackage(ValueError):
+class InvalidPackage(UsageError, ValueError):
     """A handoff package or handoff input is missing fields or has the wrong types."""
 
 

@@ -15,6 +15,7 @@ import json
 import os
 
 from .agent import to_input_schema_format, to_parameters_format
+from .errors import UsageError
 from .messages import text_block, tool_use_block, turn
 
 ENV_VAR = "HANDOFFS_MODEL"
@@ -24,7 +25,7 @@ GEMINI_SIGNATURE_STAND_IN = b"skip_thought_signature_validator"
 GEMINI_LOCAL_ID = "gemini_call_"
 
 
-class MissingSDK(ImportError):
+class MissingSDK(UsageError, ImportError):
     """A live model needs an SDK that is not installed."""
 
 

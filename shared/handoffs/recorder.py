@@ -11,11 +11,12 @@ import os
 import tempfile
 from pathlib import Path
 
+from .errors import UsageError
 from .messages import InvalidTurn
 from .models import ScriptedModel
 
 
-class InvalidScript(ValueError):
+class InvalidScript(UsageError, ValueError):
     """A script file is not JSON, or not a list of turns in the Messages shape."""
 
 

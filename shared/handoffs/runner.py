@@ -8,13 +8,14 @@ that handles a handoff anywhere in a turn.
 import copy
 
 from .dispatch import dispatch_parallel
+from .errors import ModelBehaviorError
 from .messages import tool_uses
 from .models import next_turn
 from .package import HANDOFF_TOOL_NAME, package_from_tool_input
 from .specialists import SPECIALISTS
 
 
-class MaxIterationsExceeded(RuntimeError):
+class MaxIterationsExceeded(ModelBehaviorError):
     """The run reached max_iterations without a final answer or a handoff."""
 
     def __init__(self, max_iterations):
