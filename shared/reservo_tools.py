@@ -14,6 +14,13 @@ notebooks start from the same place every time.
 """
 
 import threading
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+Room = Literal["Focus", "Studio", "Loft"]
+Tier = Literal["basic", "pro"]
+Hours = Annotated[int, Field(ge=1, description="Whole hours, at least 1.")]
 
 RATES_CENTS_PER_HOUR = {
     "Focus": {"basic": 1200, "pro": 2000},
@@ -23,7 +30,7 @@ RATES_CENTS_PER_HOUR = {
 CAPACITY = {"Focus": 4, "Studio": 10, "Loft": 24}
 
 _lock = threading.Lock()
-_bookings = {}
+_bookings: dict[str, dict[str, Any]] = {}
 _next_number = 1
 
 
@@ -31,7 +38,7 @@ class ReservoError(ValueError):
     """A Reservo tool was called with input it cannot serve."""
 
 
-def reset():
+def reset() -> None:
     """Forget every booking and restart the booking numbers at BK-0001."""
     global _next_number
     with _lock:
@@ -39,7 +46,7 @@ def reset():
         _next_number = 1
 
 
-def list_rooms():
+def list_rooms() -> list[dict[str, Any]]:
     """List every room with its capacity and its hourly rate per tier, in cents."""
     return [
         {"room": room, "capacity": CAPACITY[room], "rates_cents_per_hour": dict(rates)}
@@ -47,7 +54,7 @@ def list_rooms():
     ]
 
 
-def _check(room, tier, hours):
+def _check(room: str, tier: str, hours: int) -> None:
     if room not in RATES_CENTS_PER_HOUR:
         raise ReservoError(f"unknown room {room!r}; rooms are {sorted(RATES_CENTS_PER_HOUR)}")
     tiers = RATES_CENTS_PER_HOUR[room]
@@ -59,13 +66,13 @@ def _check(room, tier, hours):
         raise ReservoError(f"hours must be greater than 0, got {hours}")
 
 
-def get_quote(room, tier, hours):
+def get_quote(room: Room, tier: Tier, hours: Hours) -> dict[str, int]:
     """Quote a room: returns exactly {"price_cents": int}."""
     _check(room, tier, hours)
     return {"price_cents": RATES_CENTS_PER_HOUR[room][tier] * hours}
 
 
-def book_room(room, tier, hours):
+def book_room(room: Room, tier: Tier, hours: Hours) -> dict[str, Any]:
     """Book a room and return the confirmed booking with its id and price."""
     global _next_number
     price = get_quote(room, tier, hours)["price_cents"]
@@ -78,7 +85,7 @@ def book_room(room, tier, hours):
     return dict(booking)
 
 
-def cancel_booking(booking_id):
+def cancel_booking(booking_id: str) -> dict[str, str]:
     """Cancel a confirmed booking; an unknown or already cancelled id is an error."""
     with _lock:
         booking = _bookings.get(booking_id)

@@ -4,13 +4,39 @@ import copy
 
 import pytest
 
-from handoffs import ScriptedModel, ScriptExhausted, text_block, tool_use_block, turn, unanswered_tool_uses
-from handoffs.agent import (BASE_SYSTEM_PROMPT, Agent, AgentError, HandoffDepthExceeded, MaxTurnsExceeded,
-                            clean_for_handoff, make_handoff_schema, to_input_schema_format,
-                            to_parameters_format)
-from handoffs.calculator import (CALCULATOR_PROMPT, CALCULATOR_SCHEMAS, CAPITAL_QUESTION, EQUATION_QUESTION,
-                                 HANDOFF_REASON, HELPFUL_PROMPT, MATH_TOOLS, build_calculator_example,
-                                 calculator_script, divide_numbers, power, square_root)
+from handoffs import (
+    MaxTurnsExceeded,
+    ScriptedModel,
+    ScriptExhausted,
+    UsageError,
+    text_block,
+    tool_use_block,
+    turn,
+    unanswered_tool_uses,
+)
+from handoffs.agent import (
+    BASE_SYSTEM_PROMPT,
+    Agent,
+    AgentError,
+    HandoffDepthExceeded,
+    clean_for_handoff,
+    make_handoff_schema,
+)
+from handoffs.examples.calculator import (
+    CALCULATOR_PROMPT,
+    CALCULATOR_SCHEMAS,
+    CAPITAL_QUESTION,
+    EQUATION_QUESTION,
+    HANDOFF_REASON,
+    HELPFUL_PROMPT,
+    MATH_TOOLS,
+    build_calculator_example,
+    calculator_script,
+    divide_numbers,
+    power,
+    square_root,
+)
+from handoffs.tools import to_input_schema_format, to_parameters_format
 
 EXPECTED_EQUATION_TRACE = [
     "helpful_assistant: handoff -> calculator_assistant (reason: " + HANDOFF_REASON + ")",
@@ -132,12 +158,12 @@ def test_failing_and_unknown_tools_come_back_as_error_results():
 def test_max_turns_raises_a_clear_error():
     loop = turn(tool_use_block("t", "power", {"base": 2, "exponent": 2}))
     agent = Agent("calc", model=[loop] * 3, tools=MATH_TOOLS, tool_schemas=CALCULATOR_SCHEMAS, max_turns=3)
-    with pytest.raises(MaxTurnsExceeded, match=r"Agent 'calc' reached max_turns=3 without a final answer"):
+    with pytest.raises(MaxTurnsExceeded, match=r"'calc' reached max_turns=3 without a final answer"):
         agent.run(ask("?"))
 
 
 def test_a_final_turn_without_text_is_an_error():
-    with pytest.raises(AgentError, match="'quiet' ended its turn 0 without any text"):
+    with pytest.raises(AgentError, match="'quiet' ended its run without any text"):
         Agent("quiet", model=[turn(text_block("  "))]).run(ask("?"))
 
 
@@ -149,10 +175,10 @@ def test_a_handoff_cycle_stops_at_the_depth_guard():
     a = Agent("a", model=always_hand_off_to("b"))
     b = Agent("b", model=always_hand_off_to("a"), handoffs=[a])
     a.handoffs.append(b)
-    with pytest.raises(HandoffDepthExceeded, match="longer than 5 hops: a -> b -> a -> b -> a -> b -> a; "
+    with pytest.raises(HandoffDepthExceeded, match="longer than 3 hops: a -> b -> a -> b -> a; "
                                                    "the agents are probably handing off in a cycle"):
         a.run(ask("?"))
-    assert [event.kind for event in a.last_trace] == ["handoff"] * 6
+    assert [event.kind for event in a.last_trace] == ["handoff"] * 4
 
 
 def test_a_mixed_turn_runs_the_tools_before_the_handoff_and_the_target_sees_text_only():
@@ -228,10 +254,10 @@ def test_schemas_convert_both_ways():
 
 
 @pytest.mark.parametrize("bad, error, message", [
-    ({"name": "power", "description": "x"}, ValueError,
+    ({"name": "power", "description": "x"}, UsageError,
      "'power' has neither 'input_schema' \\(Anthropic\\) nor 'parameters' \\(OpenAI / Gemini\\)"),
-    ({"input_schema": {}}, ValueError, "tool schema has no 'name'"),
-    ("power", TypeError, "a tool schema must be a dict, got str"),
+    ({"input_schema": {}}, UsageError, "tool schema has no 'name'"),
+    ("power", UsageError, "a tool schema must be a dict, got str"),
 ])
 def test_malformed_schemas_are_refused_clearly(bad, error, message):
     with pytest.raises(error, match=message):
@@ -247,13 +273,13 @@ def test_handoff_schema_lists_the_targets():
 
 
 def test_construction_errors_are_clear():
-    with pytest.raises(TypeError, match="Agent 'x' needs a model"):
+    with pytest.raises(UsageError, match="Agent 'x' needs a model"):
         Agent("x")
     other = Agent("twin", model=[])
-    with pytest.raises(ValueError, match="distinct names"):
+    with pytest.raises(UsageError, match="distinct names"):
         Agent("x", model=[], handoffs=[other, Agent("twin", model=[])])
     reserved = {"name": "handoff", "input_schema": {"type": "object"}}
-    with pytest.raises(ValueError, match="'handoff' is reserved"):
+    with pytest.raises(UsageError, match="'handoff' is reserved"):
         Agent("x", model=[], tool_schemas=[reserved], handoffs=[other])
 
 

@@ -2,14 +2,15 @@
 
 import pytest
 
-from handoffs import ChainError, ScriptedModel, no_show_charge, run_handoff_chain, text_block, turn
+from handoffs import ChainError, ScriptedModel, run_handoff_chain, text_block, turn
 from handoffs.examples import COMPOUND_REQUEST, POLICY_TURNS, booking_model, policy_model
+from handoffs.examples.reservo import SPECIALISTS, compose_answer, no_show_charge
 
 MODELS = {"booking_agent": booking_model(), "policy_agent": policy_model()}
 
 
 def test_chain_composes_an_answer_that_covers_both_parts():
-    chain = run_handoff_chain(COMPOUND_REQUEST, "booking_agent", MODELS)
+    chain = run_handoff_chain(COMPOUND_REQUEST, "booking_agent", MODELS, SPECIALISTS, compose_answer)
     assert chain.owner == "policy_agent"
     assert chain.answer.splitlines() == [
         "Cotización (booking_agent): Focus pro por 3 h cuesta 6000 centavos.",
@@ -19,7 +20,7 @@ def test_chain_composes_an_answer_that_covers_both_parts():
 
 
 def test_receiver_runs_on_the_task_and_the_context_that_travelled():
-    chain = run_handoff_chain(COMPOUND_REQUEST, "booking_agent", MODELS)
+    chain = run_handoff_chain(COMPOUND_REQUEST, "booking_agent", MODELS, SPECIALISTS, compose_answer)
     brief = chain.receiver_messages[0]["content"]
     assert brief.startswith(chain.package.task)
     assert '"price_cents": 6000' in brief
@@ -32,25 +33,26 @@ def test_the_charge_follows_the_quoted_price():
     studio_turns[1]["content"][0]["input"]["context"] = {"room": "Studio", "tier": "pro", "hours": 2,
                                                          "price_cents": 6400}
     models = {"booking_agent": ScriptedModel(studio_turns), "policy_agent": policy_model()}
-    chain = run_handoff_chain(COMPOUND_REQUEST, "booking_agent", models)
+    chain = run_handoff_chain(COMPOUND_REQUEST, "booking_agent", models, SPECIALISTS, compose_answer)
     assert chain.answer.endswith("Cargo por no presentarse: 3200 centavos (50 % de 6400).")
     assert no_show_charge(6400) == 3200 and no_show_charge(1) == 0
 
 
 def test_no_handoff_means_the_sender_answers_alone():
     model = ScriptedModel([turn(text_block("Tenemos Focus, Studio y Loft."))])
-    chain = run_handoff_chain("¿Qué salas hay?", "booking_agent", {"booking_agent": model})
+    chain = run_handoff_chain("¿Qué salas hay?", "booking_agent", {"booking_agent": model}, SPECIALISTS, compose_answer)
     assert chain.package is None and chain.owner == "booking_agent"
     assert chain.answer == "Tenemos Focus, Studio y Loft."
 
 
 def test_missing_receiver_model_is_a_clear_error():
     with pytest.raises(ChainError, match="no model for 'policy_agent'"):
-        run_handoff_chain(COMPOUND_REQUEST, "booking_agent", {"booking_agent": booking_model()})
+        run_handoff_chain(COMPOUND_REQUEST, "booking_agent", {"booking_agent": booking_model()}, SPECIALISTS,
+                          compose_answer)
 
 
 def test_diagram_is_drawn_from_the_run():
-    chain = run_handoff_chain(COMPOUND_REQUEST, "booking_agent", MODELS)
+    chain = run_handoff_chain(COMPOUND_REQUEST, "booking_agent", MODELS, SPECIALISTS, compose_answer)
     diagram = chain.diagram()
     assert diagram.splitlines()[:4] == [
         "sequenceDiagram",
@@ -77,4 +79,4 @@ def test_a_receiver_that_hands_off_again_needs_the_coordinator():
     bounce = turn(tool_use_block("p1", HANDOFF_TOOL_NAME, {"receiver": "pricing_agent", "reason": "r", "task": "t"}))
     models = {"booking_agent": booking_model(), "policy_agent": ScriptedModel([bounce])}
     with pytest.raises(ChainError, match="policy_agent handed off again to pricing_agent"):
-        run_handoff_chain(COMPOUND_REQUEST, "booking_agent", models)
+        run_handoff_chain(COMPOUND_REQUEST, "booking_agent", models, SPECIALISTS, compose_answer)

@@ -6,12 +6,11 @@ import pytest
 
 from handoffs.contract import HandoffContract
 from handoffs.coordinator import (CoordinationError, Coordinator, Decision, Escalate, Finish, Handoff, Human,
-                                  ModelAgent, Progress, Return, ScriptedAgent, Task,
-                                  escalation_prompt)
+                                  ModelAgent, Progress, Return, ScriptedAgent, Task, escalation_prompt)
 from handoffs.messages import text_block, tool_use_block, turn
 from handoffs.models import ScriptedModel
 from handoffs.package import HANDOFF_TOOL_NAME
-from handoffs.ticket import TICKET_ID, TRIAGE_TO_INFRA, infra_tools
+from handoffs.examples.ticket import TICKET_ID, TRIAGE_TO_INFRA, infra_tools
 
 TICKET = Task(TICKET_ID, "el pago falla desde ayer con error 502", owner="triage",
               state_version=TRIAGE_TO_INFRA.state_version)

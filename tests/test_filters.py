@@ -11,11 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from handoffs import text_block, tool_result_block, tool_use_block
-from handoffs.filters import (DEFAULT_SECRET_PATTERNS, REDACTED, Filter, Pipeline, apply_filters, compose, distill,
-                              distillation_report, drop_system_prompts, drop_tool_calls, estimate_tokens,
-                              keep_last_turns, pairing_problems, record_filters, redact_secrets)
-from handoffs.ticket import (LEAKED_SECRET, SYSTEM_PROMPT, TRIAGE_TO_INFRA, VERIFIED_FACTS, filtered_handoff,
-                             triage_filters, triage_transcript)
+from handoffs.filters import (DEFAULT_SECRET_PATTERNS, REDACTED, Filter, Pipeline, apply_filters, compose,
+                              distill, distillation_report, drop_system_prompts, drop_tool_calls,
+                              estimate_tokens, keep_last_turns, pairing_problems, record_filters,
+                              redact_secrets)
+from handoffs.examples.ticket import (LEAKED_SECRET, SYSTEM_PROMPT, TRIAGE_TO_INFRA, VERIFIED_FACTS,
+                                      filtered_handoff, triage_filters, triage_transcript)
 
 SECRETS = ["sk-ant-api03-AbCdEfGhIjKlMnOp", "Bearer eyJhbGciOiJIUzI1NiJ9.payload", "password=hunter2!",
            "AKIAIOSFODNN7EXAMPLE", "aws_secret_access_key=wJalrXUtnFEMI/K7MDENG"]

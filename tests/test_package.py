@@ -2,8 +2,9 @@
 
 import pytest
 
-from handoffs import HANDOFF_TOOL, HandoffPackage, InvalidPackage, handoff_problems
+from handoffs import HandoffPackage, InvalidPackage, handoff_problems
 from handoffs.examples import HANDOFF_INPUT
+from handoffs.examples.reservo import HANDOFF_TOOL
 
 
 def test_repr_is_the_plain_dataclass_repr():

@@ -9,9 +9,9 @@ import pytest
 
 from fake_llm_server import FakeLLMServer
 from handoffs.agent import Agent
-from handoffs.calculator import CALCULATOR_SCHEMAS, EQUATION_QUESTION, MATH_TOOLS, build_calculator_example
-from handoffs.providers import (ENV_VAR, AnthropicModel, GeminiModel, MissingSDK, OpenAIModel,
-                                model_from_env)
+from handoffs.examples.calculator import (CALCULATOR_SCHEMAS, EQUATION_QUESTION, MATH_TOOLS,
+                                          build_calculator_example)
+from handoffs.providers import ENV_VAR, AnthropicModel, GeminiModel, MissingSDK, OpenAIModel, model_from_env
 
 
 def installed(module):
@@ -271,7 +271,7 @@ def test_a_missing_sdk_names_the_live_extra(monkeypatch, cls, modules):
 
 
 def test_importing_the_library_imports_no_sdk():
-    code = ("import sys, handoffs, handoffs.providers, handoffs.agent, handoffs.recorder, handoffs.calculator; "
+    code = ("import sys, handoffs, handoffs.providers, handoffs.agent, handoffs.recorder, handoffs.examples.calculator; "
             "print(sorted(m for m in ('anthropic', 'openai', 'google.genai') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -5,9 +5,18 @@ import copy
 import pytest
 
 import reservo_tools
-from handoffs import (HANDOFF_TOOL_NAME, MaxIterationsExceeded, ScriptExhausted, run_agent_parallel,
-                      run_agent_with_handoff, run_specialist_with_handoff, text_block, tool_use_block, turn)
+from handoffs import (
+    HANDOFF_TOOL_NAME,
+    MaxTurnsExceeded,
+    ScriptExhausted,
+    run_agent_parallel,
+    run_agent_with_handoff,
+    text_block,
+    tool_use_block,
+    turn,
+)
 from handoffs.examples import BOOKING_TURNS, COMPOUND_REQUEST, booking_model
+from handoffs.examples.reservo import run_specialist_with_handoff
 
 QUOTE = turn(tool_use_block("t1", "get_quote", {"room": "Studio", "tier": "pro", "hours": 2}))
 DONE = turn(text_block("Studio pro 2h cuesta 6400 centavos."))
@@ -47,7 +56,8 @@ def test_runners_never_mutate_what_they_are_given():
     script = copy.deepcopy(BOOKING_TURNS)
     history = [{"role": "user", "content": COMPOUND_REQUEST}]
     before = copy.deepcopy((script, history))
-    _, messages, package = run_agent_with_handoff(history, script, {"get_quote": reservo_tools.get_quote}, "booking_agent")
+    tools = {"get_quote": reservo_tools.get_quote}
+    _, messages, package = run_agent_with_handoff(history, script, tools, "booking_agent")
     messages[1]["content"][0]["input"]["hours"] = 99
     package.context["price_cents"] = 0
     assert (script, history) == before
@@ -66,9 +76,9 @@ def test_failing_tool_propagates_in_the_lesson_runner():
 
 def test_max_iterations():
     loop = [QUOTE] * 5
-    with pytest.raises(MaxIterationsExceeded, match=r"max_iterations reached \(3\)"):
+    with pytest.raises(MaxTurnsExceeded, match=r"reached max_turns=3 without a final answer"):
         run_agent_with_handoff("?", loop, TOOLS, "booking_agent", max_iterations=3)
-    with pytest.raises(MaxIterationsExceeded):
+    with pytest.raises(MaxTurnsExceeded):
         run_agent_parallel("?", loop, TOOLS, max_iterations=2)
 
 

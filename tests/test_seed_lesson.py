@@ -3,9 +3,9 @@
 import contextlib
 import io
 
-from handoffs import (HANDOFF_TOOL_NAME, SPECIALISTS, dispatch_parallel, print_history,
-                      run_specialist_with_handoff)
+from handoffs import HANDOFF_TOOL_NAME, dispatch_parallel, print_history
 from handoffs.examples import BOOKING_TURNS, COMPOUND_REQUEST
+from handoffs.examples.reservo import SPECIALISTS, run_specialist_with_handoff
 
 WORKED_EXAMPLE = """\
 --- historial de booking_agent, hasta el handoff ---

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from handoffs import ScriptedModel, text_block, tool_use_block, turn, unanswered_tool_uses
 from handoffs.contract import HandoffContract
-from handoffs.ticket import TICKET_ID, TRIAGE_TO_INFRA, infra_tools
+from handoffs.examples.ticket import TICKET_ID, TRIAGE_TO_INFRA, infra_tools
 from handoffs.validation import HandoffResult, accept_handoff, contract_brief, granted_tools, run_receiver
 
 CONTRACT = TRIAGE_TO_INFRA

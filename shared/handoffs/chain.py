@@ -1,50 +1,56 @@
-"""End to end: the sender's run, the package, the receiver's run, one composed answer. Taught in lesson 04."""
+"""End to end: the sender's run, the package, the receiver's run, one composed answer. Taught in lesson 04.
+
+Everything domain-specific is passed in: the registry of specialists (their tools and
+expertise), one model per specialist, and ``compose``, which turns the package and the
+receiver's final turn into the answer the user reads.
+"""
 
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TypedDict
 
-from .diagram import as_markdown, mermaid_sequence, tool_call_events
+from .diagram import Event, as_markdown, mermaid_sequence, tool_call_events
 from .errors import HandoffsError
-from .messages import final_text
-from .robust import run_agent_robust
-from .specialists import NO_SHOW_PERCENT, SPECIALISTS, no_show_charge
+from .loop import RunResult
+from .messages import Message, Turn, final_text
+from .models import AnyModel
+from .package import HandoffPackage
+from .runner import run_agent_robust
+from .tools import Tool
 
 USER = "usuario"
+
+
+class Specialist(TypedDict):
+    """One entry of a registry of specialists: its tools and, in words, its expertise."""
+
+    tools: dict[str, Tool]
+    expertise: str
+
+
+Compose = Callable[[HandoffPackage, Turn], str]
 
 
 class ChainError(HandoffsError):
     """The chain cannot go on: a missing model, or a receiver that hands off again."""
 
 
-def specialist_prompt(name, registry=SPECIALISTS):
+def specialist_prompt(name: str, registry: Mapping[str, Specialist]) -> str:
     """The system prompt a live model gets for a specialist: who it is and what it knows."""
-    return (f"You are {name}, a Reservo specialist. Your expertise: {registry[name]['expertise']}. "
+    return (f"You are {name}, a specialist. Your expertise: {registry[name]['expertise']}. "
             "When part of the request falls outside it, hand that part off with the minimal context.")
 
 
-def receiver_brief(package):
+def receiver_brief(package: HandoffPackage) -> str:
     """The first message the receiver sees: the task, then the context that travelled."""
     context = json.dumps(package.context, ensure_ascii=False, sort_keys=True)
     return f"{package.task}\n\nContexto de {package.sender} ({package.reason}): {context}"
 
 
-def compose_answer(package, receiver_final):
-    """One answer for the user: the sender's quote from the context, then the receiver's answer.
-
-    When the context carries the quoted price, the answer also states the no-show charge
-    computed from that price, so the member sees what missing the booking would cost.
-    """
-    context, parts = package.context, []
-    price = context.get("price_cents")
-    if price is not None:
-        what = " ".join(str(context[k]) for k in ("room", "tier") if k in context)
-        hours = f" por {context['hours']} h" if "hours" in context else ""
-        parts.append(f"Cotización ({package.sender}): {what}{hours} cuesta {price} centavos.")
-    parts.append(f"Política ({package.receiver}): {final_text(receiver_final)}")
-    if price is not None:
-        parts.append(f"Cargo por no presentarse: {no_show_charge(price)} centavos "
-                     f"({NO_SHOW_PERCENT} % de {price}).")
-    return "\n".join(parts)
+def receiver_answer(package: HandoffPackage, receiver_final: Turn) -> str:
+    """The simplest composition: the receiver, who now owns the task, answers alone."""
+    return final_text(receiver_final)
 
 
 @dataclass
@@ -53,20 +59,20 @@ class ChainResult:
 
     question: str
     sender: str
-    sender_messages: list
-    package: object = None
-    receiver_messages: list = field(default_factory=list)
+    sender_messages: list[Message]
+    package: HandoffPackage | None = None
+    receiver_messages: list[Message] = field(default_factory=list)
     answer: str = ""
 
     @property
-    def owner(self):
+    def owner(self) -> str:
         """Who owns the task at the end: the receiver after a handoff, else the sender."""
         return self.package.receiver if self.package else self.sender
 
-    def diagram(self):
+    def diagram(self) -> str:
         """The chain as a Mermaid sequence diagram."""
         participants = [USER, self.sender] + ([self.package.receiver] if self.package else [])
-        events = [("call", USER, self.sender, self.question)]
+        events: list[Event] = [("call", USER, self.sender, self.question)]
         events += tool_call_events(self.sender, self.sender_messages)
         if self.package:
             receiver = self.package.receiver
@@ -76,31 +82,35 @@ class ChainResult:
         events.append(("reply", self.owner, USER, self.answer))
         return mermaid_sequence(participants, events)
 
-    def _repr_markdown_(self):
+    def _repr_markdown_(self) -> str:
         return as_markdown(self.diagram())
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         route = f"{self.sender} -> {self.package.receiver}" if self.package else self.sender
         return f"ChainResult({route}, answer={self.answer!r})"
 
 
-def run_handoff_chain(question, sender, models, registry=SPECIALISTS, max_iterations=10):
-    """Run ``sender`` on the question and, if it hands off, the receiver on the package."""
-    def model_for(name):
+def run_handoff_chain(question: str, sender: str, models: Mapping[str, AnyModel],
+                      registry: Mapping[str, Specialist], compose: Compose = receiver_answer,
+                      max_iterations: int = 10) -> ChainResult:
+    """Run ``sender`` on the question and, if it hands off, the receiver on the package; ``compose`` the answer."""
+    def model_for(name: str) -> AnyModel:
         if name not in models:
             raise ChainError(f"no model for {name!r}; models were given for {sorted(models)}")
         return models[name]
 
-    final, sender_messages, package = run_agent_robust(
-        question, model_for(sender), registry[sender]["tools"], sender, registry, max_iterations,
-        system=specialist_prompt(sender, registry))
-    if package is None:
-        return ChainResult(question, sender, sender_messages, answer=final_text(final))
-    receiver_final, receiver_messages, again = run_agent_robust(
-        receiver_brief(package), model_for(package.receiver), registry[package.receiver]["tools"],
-        package.receiver, registry, max_iterations, system=specialist_prompt(package.receiver, registry))
-    if again is not None:
-        raise ChainError(f"{package.receiver} handed off again to {again.receiver}; chains of more than "
-                         "one hop need the coordinator (lesson 08)")
-    return ChainResult(question, sender, sender_messages, package, receiver_messages,
-                       compose_answer(package, receiver_final))
+    def run(name: str, question: str) -> RunResult[HandoffPackage]:
+        return run_agent_robust(question, model_for(name), registry[name]["tools"], name, list(registry),
+                                max_iterations, system=specialist_prompt(name, registry))
+
+    sent = run(sender, question)
+    if sent.handoff is None:
+        return ChainResult(question, sender, sent.messages, answer=sent.text)
+    package = sent.handoff
+    received = run(package.receiver, receiver_brief(package))
+    if received.handoff is not None:
+        raise ChainError(f"{package.receiver} handed off again to {received.handoff.receiver}; chains of more "
+                         "than one hop need the coordinator (lesson 08)")
+    assert received.final is not None  # a run that did not hand off ended on a final turn
+    return ChainResult(question, sender, sent.messages, package, received.messages,
+                       compose(package, received.final))

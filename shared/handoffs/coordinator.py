@@ -25,7 +25,7 @@ from typing import Callable, Optional
 from .contract import HandoffContract, parse_contract
 from .errors import HandoffsError
 from .messages import final_text
-from .robust import run_agent_robust
+from .runner import run_agent_robust
 from .traces import USER, LogicalClock, Trace, TraceEvent
 from .validation import accept_handoff, run_receiver
 

@@ -5,20 +5,25 @@ An event is a tuple ``(kind, source, target, text)`` with kind ``"call"`` (solid
 """
 
 import re
+from collections.abc import Iterable, Sequence
+from typing import Literal, TypeAlias
 
+from .messages import Message
 from .package import HANDOFF_TOOL_NAME
 
+Event: TypeAlias = tuple[Literal["call", "reply", "note"], str, str, str]
 
-def _label(text, width=70):
+
+def _label(text: object, width: int = 70) -> str:
     text = re.sub(r"[;#\n\r]+", " ", str(text)).strip()
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _alias(name):
+def _alias(name: str) -> str:
     return re.sub(r"\W", "_", name)
 
 
-def mermaid_sequence(participants, events):
+def mermaid_sequence(participants: Iterable[str], events: Iterable[Event]) -> str:
     """A Mermaid sequenceDiagram from participant names and (kind, source, target, text) events."""
     lines = ["sequenceDiagram"]
     lines += [f"    participant {_alias(name)} as {_label(name)}" for name in participants]
@@ -31,9 +36,9 @@ def mermaid_sequence(participants, events):
     return "\n".join(lines)
 
 
-def tool_call_events(agent, messages):
+def tool_call_events(agent: str, messages: Sequence[Message]) -> list[Event]:
     """One self-call event per domain tool call an agent made in its run."""
-    events = []
+    events: list[Event] = []
     for message in messages:
         if message["role"] != "assistant" or isinstance(message["content"], str):
             continue
@@ -44,6 +49,6 @@ def tool_call_events(agent, messages):
     return events
 
 
-def as_markdown(diagram):
+def as_markdown(diagram: str) -> str:
     """A Mermaid diagram in a fenced block, which JupyterLab renders as a picture."""
     return f"```mermaid\n{diagram}\n```"

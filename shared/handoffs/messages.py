@@ -5,54 +5,98 @@ Blocks are ``{"type": "text", "text"}`` and ``{"type": "tool_use", "id", "name",
 tool results go back as a user message of ``{"type": "tool_result", "tool_use_id", "content"}``.
 """
 
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal, NotRequired, TypedDict
+
 from .errors import ModelBehaviorError
 
 STOP_REASONS = ("tool_use", "end_turn")
+
+
+class TextBlock(TypedDict):
+    """``{"type": "text", "text": ...}``: what the model says."""
+
+    type: Literal["text"]
+    text: str
+
+
+class ToolUseBlock(TypedDict):
+    """``{"type": "tool_use", "id", "name", "input"}``: the model asks for a tool call."""
+
+    type: Literal["tool_use"]
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+class ToolResultBlock(TypedDict):
+    """``{"type": "tool_result", "tool_use_id", "content"}``: the answer to one tool_use."""
+
+    type: Literal["tool_result"]
+    tool_use_id: str
+    content: str
+    is_error: NotRequired[bool]
+
+
+Block = TextBlock | ToolUseBlock | ToolResultBlock
+
+
+class Turn(TypedDict):
+    """One model turn: why it stopped, and its blocks."""
+
+    stop_reason: Literal["tool_use", "end_turn"]
+    content: list[Block]
+
+
+class Message(TypedDict):
+    """One message of a conversation: a user's question (a string) or a list of blocks."""
+
+    role: Literal["user", "assistant"]
+    content: str | list[Block]
 
 
 class InvalidTurn(ModelBehaviorError, ValueError):
     """A model turn does not have the Messages shape."""
 
 
-def text_block(text):
+def text_block(text: str) -> TextBlock:
     """A text block."""
     return {"type": "text", "text": text}
 
 
-def tool_use_block(id, name, input):
+def tool_use_block(id: str, name: str, input: dict[str, Any]) -> ToolUseBlock:
     """A tool_use block: the model asks to call ``name`` with ``input``."""
     return {"type": "tool_use", "id": id, "name": name, "input": input}
 
 
-def tool_result_block(tool_use_id, content, is_error=False):
+def tool_result_block(tool_use_id: str, content: object, is_error: bool = False) -> ToolResultBlock:
     """A tool_result block answering the tool_use with id ``tool_use_id``."""
-    block = {"type": "tool_result", "tool_use_id": tool_use_id, "content": str(content)}
+    block: ToolResultBlock = {"type": "tool_result", "tool_use_id": tool_use_id, "content": str(content)}
     if is_error:
         block["is_error"] = True
     return block
 
 
-def turn(*blocks):
+def turn(*blocks: Block) -> Turn:
     """A model turn from its blocks; stop_reason is tool_use when any block is a tool_use."""
     uses_tools = any(block["type"] == "tool_use" for block in blocks)
     return {"stop_reason": "tool_use" if uses_tools else "end_turn", "content": list(blocks)}
 
 
-def tool_uses(content):
+def tool_uses(content: Turn | Message | str | Sequence[Block]) -> list[ToolUseBlock]:
     """The tool_use blocks of a turn, a message or a content list, in order."""
-    if isinstance(content, dict):
-        content = content["content"]
-    if isinstance(content, str):
+    blocks = content["content"] if isinstance(content, dict) else content
+    if isinstance(blocks, str):
         return []
-    return [block for block in content if block.get("type") == "tool_use"]
+    return [block for block in blocks if block.get("type") == "tool_use"]  # type: ignore[misc]
 
 
-def final_text(turn):
+def final_text(turn: Turn) -> str:
     """The text a model turn says, its text blocks joined."""
-    return "".join(block["text"] for block in turn["content"] if block.get("type") == "text")
+    return "".join(block["text"] for block in turn["content"] if block["type"] == "text")
 
 
-def check_turn(turn, where="turn"):
+def check_turn(turn: Any, where: str = "turn") -> Turn:
     """Raise InvalidTurn naming the first problem in a model turn; return it when fine."""
     if not isinstance(turn, dict):
         raise InvalidTurn(f"{where} must be a dict with stop_reason and content, got {type(turn).__name__}")
@@ -76,12 +120,13 @@ def check_turn(turn, where="turn"):
             raise InvalidTurn(f"{where}: block {i} has unknown type {kind!r}")
     if turn["stop_reason"] == "tool_use" and not tool_uses(content):
         raise InvalidTurn(f"{where}: stop_reason is tool_use but no block is a tool_use")
-    return turn
+    checked: Turn = turn  # type: ignore[assignment]  # every key and block was checked above
+    return checked
 
 
-def unanswered_tool_uses(messages):
+def unanswered_tool_uses(messages: Sequence[Message]) -> list[str]:
     """Ids of tool_use blocks that the next message does not answer with a tool_result."""
-    missing = []
+    missing: list[str] = []
     for i, message in enumerate(messages):
         if message["role"] != "assistant":
             continue
@@ -95,7 +140,7 @@ def unanswered_tool_uses(messages):
     return missing
 
 
-def format_history(messages):
+def format_history(messages: Iterable[Message]) -> str:
     """The history as numbered lines, one per question, tool_use and tool_result."""
     lines = []
     for i, message in enumerate(messages):
@@ -114,6 +159,6 @@ def format_history(messages):
     return "\n".join(lines)
 
 
-def print_history(messages):
+def print_history(messages: Iterable[Message]) -> None:
     """Print the history as ``format_history`` lays it out."""
     print(format_history(messages))

@@ -1,18 +1,31 @@
-"""Models are passed in: a scripted model by default, a live one when you want it.
+"""Models are passed in: a scripted model by default, a live one when you want it. Taught in lesson 03.
 
 Two kinds of model fit every runner in the course:
 
 * a *script* - a ``ScriptedModel`` or the seed's plain list of turns - is read by
-  step: turn ``step`` is ``model[step]``. Running the same script twice gives the
+  step: turn ``step`` is ``script[step]``. Running the same script twice gives the
   same run, which is what makes every notebook deterministic without an API key.
-* a *live* model is any callable ``model(messages, tools=..., system=...)`` that
-  returns a turn in the Messages shape (see ``handoffs.providers``).
+* a *live* model is anything that follows the ``Model`` protocol: called with the
+  conversation, the tool schemas and a system prompt, it returns a turn in the
+  Messages shape (see ``handoffs.providers``).
 """
 
 import copy
+from collections.abc import Sequence
+from typing import Any, Protocol, TypeAlias, runtime_checkable
 
-from .errors import ModelBehaviorError
-from .messages import check_turn
+from .errors import ModelBehaviorError, UsageError
+from .messages import Message, Turn, check_turn
+from .tools import ToolSchema
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A live model: ``model(messages, tools=..., system=...) -> Turn``."""
+
+    def __call__(self, messages: list[Message], *, tools: list[ToolSchema], system: str | None) -> Turn:
+        """The model's next turn for this conversation."""
+        ...
 
 
 class ScriptExhausted(ModelBehaviorError):
@@ -22,38 +35,46 @@ class ScriptExhausted(ModelBehaviorError):
 class ScriptedModel:
     """A deterministic model that replays a list of turns, one per step."""
 
-    def __init__(self, turns, name="scripted"):
+    def __init__(self, turns: Sequence[Any], name: str = "scripted") -> None:
         self.name = name
         self.turns = [check_turn(copy.deepcopy(t), f"{name} step {i}") for i, t in enumerate(turns)]
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.turns)
 
-    def __getitem__(self, step):
+    def __getitem__(self, step: int) -> Turn:
         if not 0 <= step < len(self.turns):
             raise ScriptExhausted(
                 f"ScriptedModel {self.name!r} has no turn for step {step}: "
                 f"its script has {len(self.turns)} turn(s)")
         return copy.deepcopy(self.turns[step])
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         steps = ", ".join(_describe(t) for t in self.turns)
         return f"ScriptedModel({self.name!r}, [{steps}])"
 
 
-def _describe(turn):
+AnyModel: TypeAlias = ScriptedModel | Sequence[Turn] | Model
+"""What every runner accepts as its model: a script (indexed by step) or a live model (called)."""
+
+
+def _describe(turn: Turn) -> str:
     names = [block["name"] for block in turn["content"] if block["type"] == "tool_use"]
     return "+".join(names) if names else "text"
 
 
-def next_turn(model, step, messages, tools=(), system=None):
+def next_turn(model: AnyModel, step: int, messages: list[Message], tools: Sequence[ToolSchema] = (),
+              system: str | None = None) -> Turn:
     """Ask ``model`` for the turn at ``step``: index a script, call a live model."""
-    if hasattr(model, "__getitem__"):
-        try:
-            turn = model[step]
-        except IndexError:
-            raise ScriptExhausted(
-                f"the model script has no turn for step {step}: it has {len(model)} turn(s)") from None
-    else:
+    if isinstance(model, ScriptedModel):
+        turn = model[step]
+    elif isinstance(model, Sequence):
+        if not 0 <= step < len(model):
+            raise ScriptExhausted(f"the model script has no turn for step {step}: it has {len(model)} turn(s)")
+        turn = model[step]
+    elif callable(model):
         turn = model(copy.deepcopy(messages), tools=list(tools), system=system)
+    else:
+        raise UsageError(f"a model is a ScriptedModel, a list of turns or a callable "
+                        f"model(messages, tools=..., system=...), not {type(model).__name__}")
     return check_turn(copy.deepcopy(turn), f"model turn at step {step}")

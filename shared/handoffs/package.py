@@ -1,17 +1,109 @@
-"""The handoff package and the handoff pseudo-tool. Taught in lessons 02 and 03."""
+"""The handoff package and the handoff pseudo-tool. Taught in lessons 02 and 03.
+
+The pseudo-tool's input is described once, by the pydantic model ``HandoffInput``: the
+schema a model is offered, the validation of what it sends back, and the error messages
+it reads all come from that one model. ``HandoffPackage`` is what the runner builds from
+a valid input: the seed's plain dataclass, with its JSON round trip.
+"""
 
 import copy
+import functools
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError, create_model
 
 from .errors import UsageError
+from .tools import ToolSchema, _without_titles
 
 HANDOFF_TOOL_NAME = "handoff_to_specialist"
 REQUIRED_FIELDS = ("receiver", "reason", "task")
 
+def _not_blank(text: str) -> str:
+    if not text.strip():
+        raise ValueError("must not be blank")
+    return text
+
+
+NonEmpty = Annotated[str, StringConstraints(strict=True, min_length=1), AfterValidator(_not_blank)]
+
+HANDOFF_DESCRIPTION = (
+    "Hand the rest of the current task to another specialist when part of the request falls "
+    "outside your own expertise. Use it only mid-task, never for the initial routing, and pass "
+    "the MINIMAL context the receiver needs, never your whole history."
+)
+
 
 class InvalidPackage(UsageError, ValueError):
     """A handoff package or handoff input is missing fields or has the wrong types."""
+
+
+class HandoffInput(BaseModel):
+    """What a model sends when it calls the handoff pseudo-tool."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    receiver: NonEmpty = Field(description="The specialist that takes over the task.")
+    reason: NonEmpty = Field(description="Why the task leaves you, in one sentence.")
+    task: NonEmpty = Field(description="What the receiver must do, in its own words.")
+    context: dict[str, Any] = Field(default_factory=dict,
+                                    description="Only the facts the receiver needs, never the whole history.")
+
+
+class PackageData(HandoffInput):
+    """A whole package as it travels in JSON: the handoff input plus its sender, nothing else."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sender: NonEmpty
+
+
+@functools.lru_cache(maxsize=64)
+def input_model(receivers: tuple[str, ...] | None) -> type[HandoffInput]:
+    """``HandoffInput`` with ``receiver`` restricted to ``receivers`` (None: any name)."""
+    if not receivers:
+        return HandoffInput
+    receiver_type = Literal[receivers]  # type: ignore[valid-type]
+    description = f"The specialist that takes over. One of: {list(receivers)}"
+    described = Annotated[receiver_type, Field(description=description)]
+    return create_model("HandoffInput", __base__=HandoffInput, receiver=(described, ...))
+
+
+def make_handoff_tool(receivers: Sequence[str], description: str = HANDOFF_DESCRIPTION) -> ToolSchema:
+    """The schema of the handoff pseudo-tool, with ``receivers`` as the allowed targets."""
+    schema = _without_titles(input_model(tuple(receivers)).model_json_schema())
+    return {"name": HANDOFF_TOOL_NAME, "description": description, "input_schema": schema}
+
+
+def _problem(error: Any, tool_input: Any, receivers: Sequence[str]) -> tuple[int, str]:
+    """One pydantic error as the sentence a model reads, with its place in the list."""
+    name = str(error["loc"][0]) if error["loc"] else ""
+    if error["type"] == "missing":
+        return 0, f"missing required field {name!r}"
+    if name == "context":
+        return 2, "field 'context' must be an object"
+    if error["type"] == "literal_error":
+        return 3, f"unknown receiver {tool_input.get('receiver')!r}; receivers are {sorted(receivers)}"
+    return 1, f"field {name!r} must be a non-empty string"
+
+
+def handoff_problems(tool_input: Any, receivers: Sequence[str], sender: str | None = None) -> list[str]:
+    """What is wrong with a handoff tool call's input, as a list of readable strings."""
+    if not isinstance(tool_input, dict):
+        return [f"the handoff input must be an object, got {type(tool_input).__name__}"]
+    receiver = tool_input.get("receiver")
+    if sender is not None and receiver == sender:
+        return [f"an agent cannot hand off to itself ({sender!r})"]
+    problems = []
+    if not receivers and isinstance(receiver, str) and receiver.strip():
+        problems.append((3, f"unknown receiver {receiver!r}; receivers are []"))
+    try:
+        input_model(tuple(sorted(receivers)) if receivers else None).model_validate(tool_input)
+    except ValidationError as error:
+        problems += [_problem(e, tool_input, receivers) for e in error.errors()]
+    return list(dict.fromkeys(text for _, text in sorted(problems)))
 
 
 @dataclass
@@ -22,34 +114,30 @@ class HandoffPackage:
     receiver: str
     reason: str
     task: str
-    context: dict = field(default_factory=dict)
+    context: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         """The package as a plain dict, ready for JSON."""
         return asdict(self)
 
-    def to_json(self):
+    def to_json(self) -> str:
         """The package as JSON text with stable key order."""
         return json.dumps(self.to_dict(), ensure_ascii=False, sort_keys=True)
 
     @classmethod
-    def from_dict(cls, data):
+    def from_dict(cls, data: Any) -> "HandoffPackage":
         """Build a package from a dict, with a clear error for a missing or mistyped field."""
         if not isinstance(data, dict):
             raise InvalidPackage(f"a handoff package must be a JSON object, got {type(data).__name__}")
-        problems = [f"{name}: missing" for name in ("sender", *REQUIRED_FIELDS) if name not in data]
-        problems += [f"{name}: must be a non-empty string" for name in ("sender", *REQUIRED_FIELDS)
-                     if name in data and not (isinstance(data[name], str) and data[name].strip())]
-        if not isinstance(data.get("context", {}), dict):
-            problems.append("context: must be an object")
-        unknown = sorted(set(data) - {"sender", "context", *REQUIRED_FIELDS})
-        problems += [f"{name}: unknown field" for name in unknown]
-        if problems:
-            raise InvalidPackage("invalid handoff package: " + "; ".join(problems))
-        return cls(**{**data, "context": dict(data.get("context", {}))})
+        try:
+            valid = PackageData.model_validate(data)
+        except ValidationError as error:
+            raise InvalidPackage("invalid handoff package: " + "; ".join(
+                _field_problem(e) for e in error.errors())) from None
+        return cls(**valid.model_dump())
 
     @classmethod
-    def from_json(cls, text):
+    def from_json(cls, text: str | bytes) -> "HandoffPackage":
         """Parse a package from JSON text."""
         try:
             data = json.loads(text)
@@ -58,45 +146,46 @@ class HandoffPackage:
         return cls.from_dict(data)
 
 
-def make_handoff_tool(receivers):
-    """The schema of the handoff pseudo-tool, with ``receivers`` as the allowed targets."""
-    return {
-        "name": HANDOFF_TOOL_NAME,
-        "description": (
-            "Hand the rest of the current task to another Reservo specialist when part of the "
-            "request falls outside your own expertise. Use it only mid-task, never for the initial "
-            "routing, and pass the MINIMAL context the receiver needs, never your whole history."
-        ),
-        "input_schema": {
-            "type": "object",
-            "properties": {
-                "receiver": {"type": "string", "enum": list(receivers)},
-                "reason": {"type": "string"},
-                "task": {"type": "string"},
-                "context": {"type": "object"},
-            },
-            "required": list(REQUIRED_FIELDS),
-        },
-    }
+def _field_problem(error: Any) -> str:
+    name = str(error["loc"][0]) if error["loc"] else "package"
+    if error["type"] == "missing":
+        return f"{name}: missing"
+    if error["type"] == "extra_forbidden":
+        return f"{name}: unknown field"
+    if name == "context":
+        return "context: must be an object"
+    return f"{name}: must be a non-empty string"
 
 
-def handoff_problems(tool_input, receivers, sender=None):
-    """What is wrong with a handoff tool call's input, as a list of readable strings."""
-    problems = [f"missing required field {name!r}" for name in REQUIRED_FIELDS if name not in tool_input]
-    problems += [f"field {name!r} must be a non-empty string" for name in REQUIRED_FIELDS
-                 if name in tool_input and not (isinstance(tool_input[name], str) and tool_input[name].strip())]
-    if "context" in tool_input and not isinstance(tool_input["context"], dict):
-        problems.append("field 'context' must be an object")
-    receiver = tool_input.get("receiver")
-    if isinstance(receiver, str) and receiver.strip():
-        if receiver == sender:
-            problems.append(f"an agent cannot hand off to itself ({sender!r})")
-        elif receiver not in receivers:
-            problems.append(f"unknown receiver {receiver!r}; receivers are {sorted(receivers)}")
-    return problems
-
-
-def package_from_tool_input(sender, tool_input):
+def package_from_tool_input(sender: str, tool_input: dict[str, Any]) -> HandoffPackage:
     """The HandoffPackage that a handoff tool call describes (context defaults to {})."""
     return HandoffPackage(sender=sender, receiver=tool_input["receiver"], reason=tool_input["reason"],
                           task=tool_input["task"], context=copy.deepcopy(tool_input.get("context", {})))
+
+
+@dataclass(frozen=True)
+class SpecialistHandoff:
+    """The interception policy for ``handoff_to_specialist``: a valid call becomes a HandoffPackage."""
+
+    receivers: tuple[str, ...] | None = None
+    name: str = HANDOFF_TOOL_NAME
+
+    def schema(self, sender: str) -> ToolSchema | None:
+        """The pseudo-tool as ``sender`` is offered it, or None when there is no one to hand off to."""
+        others = [r for r in (self.receivers or ()) if r != sender]
+        return make_handoff_tool(others) if others else None
+
+    def accept(self, sender: str, tool_input: dict[str, Any]) -> HandoffPackage | str:
+        """The package a call describes, or why it was refused."""
+        receivers = self.receivers
+        if receivers is None:  # the seed's runner: any non-empty receiver but the sender
+            receiver = tool_input.get("receiver")
+            receivers = (receiver,) if isinstance(receiver, str) else ()
+        problems = handoff_problems(tool_input, receivers, sender=sender)
+        if problems:
+            return "Handoff refused: " + "; ".join(problems)
+        return package_from_tool_input(sender, tool_input)
+
+    def target(self, handoff: HandoffPackage) -> str:
+        """Who takes over: the package's receiver."""
+        return handoff.receiver

@@ -1,7 +1,8 @@
 """Router, handoff, escalation, subagent, agent-as-tool: who owns the task and who answers. Taught in lesson 01.
 
-``PATTERNS`` describes each way of splitting work between agents (seed 001's comparison
-table, plus agent-as-tool); ``comparison_table()`` shows them side by side in a notebook.
+A ``Pattern`` describes one way of splitting work between agents; ``comparison_table``
+shows several side by side in a notebook (the course's own descriptions, from seed 001's
+comparison table, are ``handoffs.examples.pattern_notes.PATTERNS``).
 Two small runners let a lesson compare them on the same request with scripted models:
 
 * ``run_routed`` - a router picks the specialist *before* any work; that specialist answers.
@@ -15,13 +16,16 @@ The handoff itself is ``handoffs.run_handoff_chain``: there the control never co
 """
 
 import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .chain import USER
-from .diagram import as_markdown, mermaid_sequence, tool_call_events
-from .messages import final_text, tool_uses
-from .robust import run_agent_robust
-from .specialists import SPECIALISTS, schemas_for
+from .chain import USER, Specialist
+from .diagram import Event, as_markdown, mermaid_sequence, tool_call_events
+from .errors import UsageError
+from .messages import Message, ToolUseBlock, Turn, final_text, tool_uses
+from .models import AnyModel
+from .runner import run_agent_robust
+from .tools import Tool, ToolSchema, schemas_of
 
 
 @dataclass(frozen=True)
@@ -39,21 +43,6 @@ class Pattern:
     risk: str
 
 
-PATTERNS = {p.name: p for p in (
-    Pattern("router", "Router", "antes de ejecutar", "un clasificador", "lo necesario para empezar",
-            "el especialista elegido", "el especialista elegido", False, "ruteo erróneo inicial"),
-    Pattern("handoff", "Handoff", "durante la ejecución", "el agente en curso", "destilado del trabajo hecho",
-            "el receptor", "el receptor", False, "pérdida de contexto"),
-    Pattern("escalation", "Escalada", "durante, al topar un límite", "el agente o un coordinador",
-            "destilado + decisión pedida", "el nivel superior, hasta que decide",
-            "el agente que escaló, con la decisión", True, "escalar tarde"),
-    Pattern("subagent", "Subagente", "durante, como llamada", "el padre (que espera)",
-            "especificación de la subtarea", "el padre", "el padre", True, "el padre se bloquea"),
-    Pattern("agent_as_tool", "Agente como herramienta", "durante, como llamada a una herramienta",
-            "el orquestador", "los argumentos de la llamada", "el orquestador", "el orquestador", True,
-            "el orquestador filtra (y puede diluir) al especialista"),
-)}
-
 COLUMNS = (
     ("title", "Patrón"), ("decided_when", "Cuándo se decide"), ("decided_by", "Quién decide"),
     ("context", "Contexto que viaja"), ("owner_after", "Dueño de la tarea después"),
@@ -61,24 +50,7 @@ COLUMNS = (
     ("risk", "Riesgo típico"),
 )
 
-# Seed 002: add a handoff boundary only when one of these really changes (two prompts are not enough).
-BOUNDARY_CHANGES = {
-    "responsibility": "otro agente pasa a responder por la etapa siguiente",
-    "data": "la etapa necesita datos que el agente actual no tiene, o no debe ver",
-    "permissions": "la etapa necesita otras herramientas u otros permisos",
-    "acceptance": "la etapa se da por terminada con otros criterios de aceptación",
-}
-
-# Seed 002: answer these before transferring control.
-HANDOFF_QUESTIONS = (
-    "¿Qué tiene que entregar el agente siguiente?",
-    "¿Qué parte del estado está confirmada, y con qué evidencia?",
-    "¿Qué herramientas y qué efectos quedan fuera de su autoridad?",
-    "¿Qué pasa si no puede seguir?",
-)
-
-
-def _cell(value):
+def _cell(value: object) -> str:
     return "sí" if value is True else "no" if value is False else str(value)
 
 
@@ -86,32 +58,32 @@ def _cell(value):
 class ComparisonTable:
     """Patterns side by side; renders as a markdown table in a notebook."""
 
-    patterns: tuple
+    patterns: tuple[Pattern, ...]
 
-    def markdown(self):
+    def markdown(self) -> str:
         """The table as markdown text, one row per pattern."""
         lines = ["| " + " | ".join(header for _, header in COLUMNS) + " |",
                  "|" + "---|" * len(COLUMNS)]
         lines += ["| " + " | ".join(_cell(getattr(p, key)) for key, _ in COLUMNS) + " |" for p in self.patterns]
         return "\n".join(lines)
 
-    def _repr_markdown_(self):
+    def _repr_markdown_(self) -> str:
         return self.markdown()
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.markdown()
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"ComparisonTable({', '.join(p.name for p in self.patterns)})"
 
 
-def comparison_table(names=None):
-    """The comparison table of the patterns named (all of PATTERNS by default), in that order."""
-    names = list(PATTERNS) if names is None else list(names)
-    unknown = [name for name in names if name not in PATTERNS]
+def comparison_table(patterns: Mapping[str, Pattern], names: Sequence[str] | None = None) -> ComparisonTable:
+    """The comparison table of the patterns named (all of them by default), in that order."""
+    names = list(patterns) if names is None else list(names)
+    unknown = [name for name in names if name not in patterns]
     if unknown:
-        raise KeyError(f"unknown pattern(s) {unknown}; patterns are {list(PATTERNS)}")
-    return ComparisonTable(tuple(PATTERNS[name] for name in names))
+        raise KeyError(f"unknown pattern(s) {unknown}; patterns are {list(patterns)}")
+    return ComparisonTable(tuple(patterns[name] for name in names))
 
 
 @dataclass(frozen=True)
@@ -122,7 +94,7 @@ class AgentCall:
     agent: str
     task: str
     answer: str
-    messages: list = field(repr=False)
+    messages: list[Message] = field(repr=False)
 
 
 @dataclass
@@ -133,16 +105,16 @@ class PatternRun:
     question: str
     owner: str
     answer: str
-    messages: list
-    calls: tuple = ()
+    messages: list[Message]
+    calls: tuple[AgentCall, ...] = ()
     router: str = ""
 
-    def diagram(self):
+    def diagram(self) -> str:
         """The run as a Mermaid sequence diagram, drawn from its messages."""
         participants = [USER] + ([self.router] if self.router else []) + [self.owner]
         participants += [c.agent for c in self.calls if c.agent not in participants]
         if self.router:
-            events = [("call", USER, self.router, self.question),
+            events: list[Event] = [("call", USER, self.router, self.question),
                       ("call", self.router, self.owner, f"route: {self.owner}"),
                       ("note", self.router, self.owner, f"ownership passes to {self.owner}")]
         else:
@@ -160,49 +132,55 @@ class PatternRun:
         events.append(("reply", self.owner, USER, self.answer))
         return mermaid_sequence(participants, events)
 
-    def _repr_markdown_(self):
+    def _repr_markdown_(self) -> str:
         return as_markdown(self.diagram())
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         called = f", called={[c.agent for c in self.calls]}" if self.calls else ""
         return f"PatternRun({self.pattern}: owner={self.owner!r}{called}, answer={self.answer!r})"
 
 
-def _tool_use_blocks(messages):
+def _tool_use_blocks(messages: Sequence[Message]) -> list[ToolUseBlock]:
     return [block for message in messages if message["role"] == "assistant" for block in tool_uses(message["content"])]
 
 
-def _model_for(models, name):
+def _model_for(models: Mapping[str, AnyModel], name: str) -> AnyModel:
     if name not in models:
         raise KeyError(f"no model for {name!r}; models were given for {sorted(models)}")
     return models[name]
 
 
-def _run_alone(question, model, name, tools, registry, max_iterations, extra_schemas=(), note=""):
+def _run_alone(question: str, model: AnyModel, name: str, tools: Mapping[str, Tool],
+               registry: Mapping[str, Specialist], max_iterations: int,
+               schemas: Sequence[ToolSchema], note: str = "") -> tuple[Turn, list[Message]]:
     """Run ``name`` to its final answer with no one to hand off to; a live model is offered the tools' schemas."""
-    system = (f"You are {name}, a Reservo specialist. Your expertise: {registry[name]['expertise']}. "
+    system = (f"You are {name}, a specialist. Your expertise: {registry[name]['expertise']}. "
               f"{note}Answer the user yourself.")
-    final, messages, _ = run_agent_robust(question, model, tools, name, receivers=(), max_iterations=max_iterations,
-                                          tool_schemas=schemas_for(tools) + list(extra_schemas), system=system)
-    return final, messages
+    result = run_agent_robust(question, model, tools, name, receivers=(), max_iterations=max_iterations,
+                              tool_schemas=schemas, system=system)
+    if result.final is None:
+        raise UsageError(f"{name} handed off, but no one was offered to hand off to")
+    return result.final, result.messages
 
 
-def run_routed(question, route, models, registry=SPECIALISTS, max_iterations=10):
+def run_routed(question: str, route: Callable[[str], str], models: Mapping[str, AnyModel],
+               registry: Mapping[str, Specialist], max_iterations: int = 10) -> PatternRun:
     """Router: ``route(question)`` names the specialist before any work; it runs alone and answers."""
     name = route(question)
     if name not in registry:
-        raise ValueError(f"the router chose {name!r}, which is not a specialist; specialists are {sorted(registry)}")
-    final, messages = _run_alone(question, _model_for(models, name), name, registry[name]["tools"], registry,
-                                 max_iterations)
+        raise UsageError(f"the router chose {name!r}, which is not a specialist; specialists are {sorted(registry)}")
+    tools = registry[name]["tools"]
+    final, messages = _run_alone(question, _model_for(models, name), name, tools, registry, max_iterations,
+                                 schemas_of(tools))
     return PatternRun("router", question, name, final_text(final), messages, router="router")
 
 
-def agent_tool_name(agent):
+def agent_tool_name(agent: str) -> str:
     """The tool name under which ``agent`` is offered to a caller: ``ask_<agent>``."""
     return f"ask_{agent}"
 
 
-def agent_tool_schema(agent, registry=SPECIALISTS):
+def agent_tool_schema(agent: str, registry: Mapping[str, Specialist]) -> ToolSchema:
     """The schema of ``ask_<agent>(task)``, for a live caller: the answer comes back and the caller goes on."""
     return {"name": agent_tool_name(agent),
             "description": (f"Ask {agent} ({registry[agent]['expertise']}) to do a task and return its answer "
@@ -210,8 +188,9 @@ def agent_tool_schema(agent, registry=SPECIALISTS):
             "input_schema": {"type": "object", "properties": {"task": {"type": "string"}}, "required": ["task"]}}
 
 
-def run_with_agent_tools(question, caller, models, agent_tools, registry=SPECIALISTS, max_iterations=10,
-                         pattern="agent_as_tool"):
+def run_with_agent_tools(question: str, caller: str, models: Mapping[str, AnyModel], agent_tools: Sequence[str],
+                         registry: Mapping[str, Specialist], max_iterations: int = 10,
+                         pattern: str = "agent_as_tool") -> PatternRun:
     """Agent-as-tool: ``caller`` may call each agent in ``agent_tools`` as ``ask_<agent>(task)``.
 
     Each call runs that agent to its final answer and returns the answer as the tool result,
@@ -220,14 +199,15 @@ def run_with_agent_tools(question, caller, models, agent_tools, registry=SPECIAL
     parent's own task - not how the control moves.
     """
     if pattern not in ("agent_as_tool", "subagent"):
-        raise ValueError(f"run_with_agent_tools runs 'agent_as_tool' or 'subagent', not {pattern!r}")
-    runs, lock = [], threading.Lock()
+        raise UsageError(f"run_with_agent_tools runs 'agent_as_tool' or 'subagent', not {pattern!r}")
+    runs: list[tuple[str, str, str, list[Message]]] = []
+    lock = threading.Lock()
 
-    def offer(agent):
+    def offer(agent: str) -> Tool:
         model, tools = _model_for(models, agent), registry[agent]["tools"]
 
-        def ask(task):
-            final, messages = _run_alone(task, model, agent, tools, registry, max_iterations)
+        def ask(task: str) -> str:
+            final, messages = _run_alone(task, model, agent, tools, registry, max_iterations, schemas_of(tools))
             with lock:
                 runs.append((agent, task, final_text(final), messages))
             return final_text(final)
@@ -235,9 +215,9 @@ def run_with_agent_tools(question, caller, models, agent_tools, registry=SPECIAL
 
     offered = {agent_tool_name(agent): agent for agent in agent_tools}
     tools = {**registry[caller]["tools"], **{name: offer(agent) for name, agent in offered.items()}}
+    schemas = schemas_of(registry[caller]["tools"]) + [agent_tool_schema(agent, registry) for agent in agent_tools]
     final, messages = _run_alone(question, _model_for(models, caller), caller, tools, registry, max_iterations,
-                                 [agent_tool_schema(agent, registry) for agent in agent_tools],
-                                 note="Other agents are offered to you as ask_<agent> tools. ")
+                                 schemas, note="Other agents are offered to you as ask_<agent> tools. ")
     calls = []
     for block in _tool_use_blocks(messages):  # pair each run with the tool_use that asked for it
         if block["name"] in offered:

@@ -14,7 +14,7 @@ import itertools
 import json
 import os
 
-from .agent import to_input_schema_format, to_parameters_format
+from .tools import to_input_schema_format, to_parameters_format
 from .errors import UsageError
 from .messages import text_block, tool_use_block, turn
 

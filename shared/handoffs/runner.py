@@ -1,64 +1,51 @@
-"""The lesson's runners: run_agent_parallel and run_agent_with_handoff. Taught in lesson 03.
+"""The course's runners: thin, documented entry points to the one run loop. Taught in lesson 03.
 
-``run_agent_with_handoff`` is the seed's first-block runner, kept as the lesson builds
-it: it only looks at the first block of a turn. ``handoffs.robust`` has the runner
-that handles a handoff anywhere in a turn.
+* ``run_agent_parallel`` - the seed's tool loop, no handoff: returns ``(final, messages)``.
+* ``run_agent_with_handoff`` - the seed's interrupted loop: a handoff in a turn's FIRST block
+  stops the run with a package and no tool_result for it (``MixedTurn.FIRST_BLOCK``).
+* ``run_agent_robust`` - the runner for real model turns: a handoff anywhere in a turn, every
+  tool_use answered, failing tools and bad handoffs reported to the model (``MixedTurn.ANSWER_ALL``).
+
+The seed's signatures and outputs are kept; ``run_agent_with_handoff`` and ``run_agent_robust``
+return a ``RunResult``, which unpacks as the seed's ``(final, messages, package)``.
 """
 
-import copy
+from collections.abc import Mapping, Sequence
 
-from .dispatch import dispatch_parallel
-from .errors import ModelBehaviorError
-from .messages import tool_uses
-from .models import next_turn
-from .package import HANDOFF_TOOL_NAME, package_from_tool_input
-from .specialists import SPECIALISTS
-
-
-class MaxIterationsExceeded(ModelBehaviorError):
-    """The run reached max_iterations without a final answer or a handoff."""
-
-    def __init__(self, max_iterations):
-        super().__init__(f"max_iterations reached ({max_iterations}) without a final answer or a handoff")
-        self.max_iterations = max_iterations
+from .loop import MixedTurn, RunResult, run_loop
+from .messages import Message, Turn
+from .models import AnyModel
+from .package import HandoffPackage, SpecialistHandoff
+from .tools import Tool, ToolSchema, schemas_of
 
 
-def start_messages(question):
-    """A fresh history: a question becomes one user message; a list is deep-copied."""
-    if isinstance(question, str):
-        return [{"role": "user", "content": question}]
-    return copy.deepcopy(list(question))
+def run_agent_parallel(question: str | Sequence[Message], model_script: AnyModel, tools: Mapping[str, Tool],
+                       max_iterations: int = 10) -> tuple[Turn | None, list[Message]]:
+    """Run a tool-using agent to its final turn; returns (final, messages). An unknown tool raises KeyError."""
+    result: RunResult[None] = run_loop(question, model_script, tools, name="agent", tool_errors="raise",
+                                       max_turns=max_iterations)
+    return result.final, result.messages
 
 
-def run_agent_parallel(question, model_script, tools, max_iterations=10):
-    """Run a tool-using agent to its final turn; returns (final, messages)."""
-    messages = start_messages(question)
-    for step in range(max_iterations):
-        turn = next_turn(model_script, step, messages)
-        messages.append({"role": "assistant", "content": turn["content"]})
-        if turn["stop_reason"] != "tool_use":
-            return turn, messages
-        messages.append({"role": "user", "content": dispatch_parallel(tool_uses(turn), tools)})
-    raise MaxIterationsExceeded(max_iterations)
+def run_agent_with_handoff(question: str | Sequence[Message], model_script: AnyModel, tools: Mapping[str, Tool],
+                           self_name: str, max_iterations: int = 10) -> RunResult[HandoffPackage]:
+    """Like run_agent_parallel, but stops at a handoff in a turn's FIRST block; unpacks as (final, messages, package).
+
+    A handoff later in the turn is dispatched like any tool: the lesson's mixed-turn trap.
+    """
+    return run_loop(question, model_script, tools, name=self_name, handoff=SpecialistHandoff(),
+                    mixed_turn=MixedTurn.FIRST_BLOCK, tool_errors="raise", max_turns=max_iterations)
 
 
-def run_agent_with_handoff(question, model_script, tools, self_name, max_iterations=10):
-    """Like run_agent_parallel, but stops at a handoff in a turn's FIRST block; returns (final, messages, package)."""
-    messages = start_messages(question)
-    for step in range(max_iterations):
-        turn = next_turn(model_script, step, messages)
-        messages.append({"role": "assistant", "content": turn["content"]})
-        if turn["stop_reason"] != "tool_use":
-            return turn, messages, None
-        block = turn["content"][0]
-        if block.get("name") == HANDOFF_TOOL_NAME:
-            return None, messages, package_from_tool_input(self_name, block["input"])
-        messages.append({"role": "user", "content": dispatch_parallel(tool_uses(turn), tools)})
-    raise MaxIterationsExceeded(max_iterations)
+def run_agent_robust(question: str | Sequence[Message], model: AnyModel, tools: Mapping[str, Tool], self_name: str,
+                     receivers: Sequence[str], max_iterations: int = 10,
+                     tool_schemas: Sequence[ToolSchema] | None = None, system: str | None = None,
+                     ) -> RunResult[HandoffPackage]:
+    """Run an agent that may hand off anywhere in a turn to one of ``receivers``; unpacks as (final, messages, package).
 
-
-def run_specialist_with_handoff(name, task, model_script, registry=SPECIALISTS):
-    """Run the specialist ``name`` from the registry with run_agent_with_handoff."""
-    if name not in registry:
-        raise KeyError(f"unknown specialist {name!r}; specialists are {sorted(registry)}")
-    return run_agent_with_handoff(task, model_script, registry[name]["tools"], self_name=name)
+    A live model is offered ``tool_schemas`` (by default derived from ``tools``) plus the
+    handoff tool listing the other receivers; a script ignores them.
+    """
+    schemas = schemas_of(tools) if tool_schemas is None else tool_schemas
+    return run_loop(question, model, tools, name=self_name, handoff=SpecialistHandoff(tuple(receivers)),
+                    mixed_turn=MixedTurn.ANSWER_ALL, max_turns=max_iterations, tool_schemas=schemas, system=system)

@@ -27,7 +27,7 @@ from typing import Literal, Optional
 from pydantic import ValidationError
 
 from .contract import HandoffContract, UnsupportedVersion, parse_contract
-from .robust import run_agent_robust
+from .runner import run_agent_robust
 
 ROOT = "(root)"
 

@@ -7,10 +7,21 @@ the boundary (about 8 % of it). Everything is fixed, so every run gives the same
 """
 
 import copy
-from datetime import datetime, timezone
+from datetime import UTC, datetime
+from typing import Any
 
-from .filters import apply_filters, distill, drop_system_prompts, drop_tool_calls, record_filters, redact_secrets
-from .messages import text_block, tool_result_block, tool_use_block
+from ..contract import HandoffContract
+from ..filters import (
+    Filter,
+    apply_filters,
+    distill,
+    drop_system_prompts,
+    drop_tool_calls,
+    record_filters,
+    redact_secrets,
+)
+from ..messages import Message, ToolUseBlock, text_block, tool_result_block, tool_use_block
+from ..tools import Tool
 
 TICKET_ID = "TCK-4812"
 LEAKED_SECRET = "sk-demo-7Qp2Xv9Lr4Tz8Kw1"
@@ -30,19 +41,19 @@ SYSTEM_PROMPT = (
     "breve y sin tecnicismos; no culpes nunca al comercio ni a sus proveedores sin pruebas.")
 
 
-def _internal(text):
+def _internal(text: str) -> dict[str, Any]:
     return {**text_block(text), "internal": True}
 
 
-def _call(id, name, **input):
+def _call(id: str, name: str, **input: Any) -> ToolUseBlock:
     return tool_use_block(id, name, input)
 
 
-def _user(*blocks):
+def _user(*blocks: Any) -> dict[str, Any]:
     return {"role": "user", "content": list(blocks)}
 
 
-def _assistant(*blocks):
+def _assistant(*blocks: Any) -> dict[str, Any]:
     return {"role": "assistant", "content": list(blocks)}
 
 
@@ -137,7 +148,7 @@ _DEPLOYS = "\n".join([
     "aprobado por: j.ortega  estado: activo",
     "no hay despliegues posteriores; rollback disponible a v2.40 (requiere aprobación de negocio)"])
 
-_TRANSCRIPT = [
+_TRANSCRIPT: list[Any] = [
     {"role": "system", "content": SYSTEM_PROMPT},
     {"role": "user", "content": "Hola, el pago falla desde ayer con error 502. Mis clientes no pueden pagar en la "
                                 "tienda online y estoy perdiendo ventas. Ya llamé ayer por la tarde y me dijeron "
@@ -199,7 +210,7 @@ _TRANSCRIPT = [
 ]
 
 
-def triage_transcript():
+def triage_transcript() -> list[Message]:
     """A fresh copy of triage's transcript of TCK-4812 at t2, before any filter."""
     return copy.deepcopy(_TRANSCRIPT)
 
@@ -217,21 +228,21 @@ TRIAGE_TO_INFRA = distill(
     allowed_tools=["check_status_page", "search_logs", "list_deploys"],
     forbidden_actions=["rollback_deploy sin aprobación"], acceptance=["cobros sin 502 durante 15 min"],
     on_reject="escalate",
-    created_at=datetime(2026, 7, 30, 9, 58, tzinfo=timezone.utc))
+    created_at=datetime(2026, 7, 30, 9, 58, tzinfo=UTC))
 
 
-def triage_filters():
+def triage_filters() -> list[Filter]:
     """The filters triage applies before the handoff: secrets out, internal notes out, dead ends out."""
     return [redact_secrets(), drop_system_prompts(), drop_tool_calls(keep=TRIAGE_KEEP_TOOLS)]
 
 
-def filtered_handoff():
+def filtered_handoff() -> tuple[list[Message], HandoffContract]:
     """The filtered transcript (the artifact) and the contract with the filters recorded."""
     messages, names = apply_filters(triage_transcript(), triage_filters())
     return messages, record_filters(TRIAGE_TO_INFRA, names)
 
 
-def infra_tools():
+def infra_tools() -> dict[str, Tool]:
     """Deterministic stand-ins for infra's tools, for running the receiver of TRIAGE_TO_INFRA."""
     return {
         "check_status_page": lambda service: f"{service}: DEGRADADO (INC-2291)",

@@ -7,50 +7,59 @@ to the calculator, which solves it with seven tool calls.
 """
 
 import math
+from typing import Annotated
 
-from .agent import AGENT_HANDOFF_TOOL, Agent
-from .messages import text_block, tool_use_block, turn
-from .models import ScriptedModel, ScriptExhausted
+from pydantic import Field
+
+from ..agent import AGENT_HANDOFF_TOOL, Agent
+from ..messages import Message, Turn, text_block, tool_use_block, turn
+from ..models import AnyModel, ScriptedModel, ScriptExhausted
+from ..tools import Tool, schemas_of
 
 
-def sum_numbers(a, b):
-    """a + b."""
+def sum_numbers(a: Annotated[float, Field(description="first addend")],
+                b: Annotated[float, Field(description="second addend")]) -> float:
+    """Add two numbers and return a + b."""
     return a + b
 
 
-def subtract_numbers(a, b):
-    """a - b."""
+def subtract_numbers(a: Annotated[float, Field(description="minuend")],
+                     b: Annotated[float, Field(description="subtrahend")]) -> float:
+    """Subtract b from a and return a - b."""
     return a - b
 
 
-def multiply_numbers(a, b):
-    """a * b."""
+def multiply_numbers(a: Annotated[float, Field(description="first factor")],
+                     b: Annotated[float, Field(description="second factor")]) -> float:
+    """Multiply two numbers and return a * b."""
     return a * b
 
 
-def divide_numbers(a, b):
-    """a / b; dividing by zero raises ValueError."""
+def divide_numbers(a: Annotated[float, Field(description="dividend")],
+                   b: Annotated[float, Field(description="divisor, not zero")]) -> float:
+    """Divide a by b and return a / b; b must not be zero."""
     if b == 0:
         raise ValueError(f"cannot divide {a} by zero")
     return a / b
 
 
-def power(base, exponent):
-    """base ** exponent, real results only."""
+def power(base: Annotated[float, Field(description="the base")],
+          exponent: Annotated[float, Field(description="the exponent")]) -> float:
+    """Raise base to exponent and return base ** exponent."""
     result = base ** exponent
     if isinstance(result, complex):
         raise ValueError(f"{base} ** {exponent} has no real result")
     return result
 
 
-def square_root(number):
-    """The square root of a number >= 0; a negative number raises ValueError."""
+def square_root(number: Annotated[float, Field(description="a number >= 0")]) -> float:
+    """Return the square root of a number that is not negative."""
     if number < 0:
         raise ValueError(f"cannot take the square root of a negative number ({number})")
     return math.sqrt(number)
 
 
-MATH_TOOLS = {
+MATH_TOOLS: dict[str, Tool] = {
     "sum_numbers": sum_numbers,
     "multiply_numbers": multiply_numbers,
     "subtract_numbers": subtract_numbers,
@@ -59,30 +68,7 @@ MATH_TOOLS = {
     "square_root": square_root,
 }
 
-
-def _schema(name, description, **numbers):
-    return {
-        "name": name,
-        "description": description,
-        "input_schema": {
-            "type": "object",
-            "properties": {arg: {"type": "number", "description": text} for arg, text in numbers.items()},
-            "required": list(numbers),
-        },
-    }
-
-
-CALCULATOR_SCHEMAS = [
-    _schema("sum_numbers", "Add two numbers and return a + b.", a="first addend", b="second addend"),
-    _schema("multiply_numbers", "Multiply two numbers and return a * b.", a="first factor", b="second factor"),
-    _schema("subtract_numbers", "Subtract b from a and return a - b.", a="minuend", b="subtrahend"),
-    _schema("divide_numbers", "Divide a by b and return a / b; b must not be zero.",
-            a="dividend", b="divisor, not zero"),
-    _schema("power", "Raise base to exponent and return base ** exponent.",
-            base="the base", exponent="the exponent"),
-    _schema("square_root", "Return the square root of a number that is not negative.",
-            number="a number >= 0"),
-]
+CALCULATOR_SCHEMAS = schemas_of(MATH_TOOLS)
 
 CAPITAL_QUESTION = "What is the capital of France?"
 EQUATION_QUESTION = "What is the solution to the equation x² - 5x + 6 = 0?"
@@ -122,19 +108,19 @@ CALCULATOR_CALLS = [
 ]
 
 
-def capital_script():
+def capital_script() -> ScriptedModel:
     """helpful_assistant's script for the capital of France: answer at once, no handoff."""
     return ScriptedModel([turn(text_block("Paris."))], name="helpful_assistant")
 
 
-def equation_handoff_script():
+def equation_handoff_script() -> ScriptedModel:
     """helpful_assistant's script for the equation: hand off to calculator_assistant."""
     handoff = tool_use_block("toolu_handoff_01", AGENT_HANDOFF_TOOL,
                              {"name": "calculator_assistant", "reason": HANDOFF_REASON})
     return ScriptedModel([turn(handoff)], name="helpful_assistant")
 
 
-def calculator_script():
+def calculator_script() -> ScriptedModel:
     """calculator_assistant's script: seven tool calls, one per turn, then the answer."""
     turns = [turn(tool_use_block(f"toolu_calc_{i:02d}", name, args))
              for i, (name, args) in enumerate(CALCULATOR_CALLS, start=1)]
@@ -144,11 +130,11 @@ def calculator_script():
 class ScriptsByQuestion:
     """A scripted model that picks one script per user question, so one agent can answer several."""
 
-    def __init__(self, scripts, name="scripted"):
+    def __init__(self, scripts: dict[str, ScriptedModel], name: str = "scripted") -> None:
         self.name = name
         self.scripts = dict(scripts)
 
-    def __call__(self, messages, tools=(), system=None):
+    def __call__(self, messages: list[Message], *, tools: object = (), system: str | None = None) -> Turn:
         question, step = _current_question(messages)
         if question not in self.scripts:
             raise ScriptExhausted(
@@ -156,11 +142,11 @@ class ScriptsByQuestion:
                 f"{list(self.scripts)}. Set HANDOFFS_MODEL to ask a live model instead.")
         return self.scripts[question][step]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"ScriptsByQuestion({self.name!r}, {list(self.scripts)})"
 
 
-def _current_question(messages):
+def _current_question(messages: list[Message]) -> tuple[str, int]:
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
         if message["role"] == "user" and isinstance(message["content"], str):
@@ -169,13 +155,14 @@ def _current_question(messages):
     raise ScriptExhausted("a scripted model needs a user question in the conversation")
 
 
-def helpful_script():
+def helpful_script() -> "ScriptsByQuestion":
     """helpful_assistant's model for both questions of the lesson."""
     return ScriptsByQuestion({CAPITAL_QUESTION: capital_script(), EQUATION_QUESTION: equation_handoff_script()},
                              name="helpful_assistant")
 
 
-def build_calculator_example(helpful_model=None, calculator_model=None):
+def build_calculator_example(helpful_model: AnyModel | None = None,
+                             calculator_model: AnyModel | None = None) -> tuple[Agent, Agent]:
     """``(helpful_assistant, calculator_assistant)`` wired for a handoff; scripted unless models are given."""
     if calculator_model is None:
         calculator_model = calculator_script()

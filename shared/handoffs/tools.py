@@ -1,0 +1,151 @@
+"""Tools: describe a Python function to a model, and run the tool calls of a turn. Taught in lesson 03.
+
+A tool's schema is derived once, from the function itself: its name, the first paragraph
+of its docstring, and its parameters' type hints (``Annotated[int, Field(ge=1, description=...)]``
+adds constraints and per-argument descriptions). pydantic builds the JSON Schema, so
+the same description serves every tool in the course, and every provider's format.
+"""
+
+import concurrent.futures
+import copy
+import functools
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NotRequired, TypedDict, get_type_hints
+
+from pydantic import create_model
+
+from .errors import UsageError
+from .messages import ToolResultBlock, ToolUseBlock, tool_result_block
+
+Tool = Callable[..., Any]
+"""A tool is a plain function called with the tool_use block's input as keyword arguments."""
+
+
+class ToolSchema(TypedDict):
+    """A tool as a model sees it, in the Anthropic shape (``input_schema``)."""
+
+    name: str
+    description: NotRequired[str]
+    input_schema: dict[str, Any]
+
+
+def _without_titles(schema: Any) -> Any:
+    """pydantic's schema without its ``title`` keys (they only repeat the names), a lone ``const`` as an enum."""
+    if isinstance(schema, dict):
+        cleaned = {key: _without_titles(value) for key, value in schema.items()
+                   if not (key == "title" and isinstance(value, str))}
+        if "const" in cleaned and "enum" not in cleaned:  # Literal["x"]: providers know enum, not const
+            cleaned["enum"] = [cleaned.pop("const")]
+        return cleaned
+    if isinstance(schema, list):
+        return [_without_titles(item) for item in schema]
+    return schema
+
+
+def json_schema_of(fields: Mapping[str, tuple[Any, Any]], name: str) -> dict[str, Any]:
+    """The JSON Schema of an object with these ``{name: (type, default or ...)}`` fields."""
+    model = create_model(name, **fields)  # type: ignore[call-overload]
+    schema = _without_titles(model.model_json_schema())
+    schema.setdefault("required", [])
+    return dict(schema)
+
+
+def function_schema(function: Tool, name: str | None = None, description: str | None = None) -> ToolSchema:
+    """The schema of a tool, derived from its signature, type hints and docstring."""
+    return copy.deepcopy(_function_schema(function, name or function.__name__, description))
+
+
+@functools.lru_cache(maxsize=256)
+def _function_schema(function: Tool, name: str, description: str | None) -> ToolSchema:
+    try:
+        hints = get_type_hints(function, include_extras=True)
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError, NameError) as error:
+        raise UsageError(f"tool {name!r}: cannot read its signature ({error})") from None
+    fields = {}
+    for parameter in parameters:
+        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            continue  # *args / **kwargs: nothing a model can be told to fill in
+        if parameter.kind is parameter.POSITIONAL_ONLY:
+            raise UsageError(f"tool {name!r}: parameter {parameter.name!r} cannot be passed by keyword")
+        default = ... if parameter.default is parameter.empty else parameter.default
+        fields[parameter.name] = (hints.get(parameter.name, Any), default)
+    doc = description if description is not None else (inspect.getdoc(function) or "").split("\n\n")[0]
+    schema: ToolSchema = {"name": name, "input_schema": json_schema_of(fields, f"{name}_input")}
+    if doc:
+        schema["description"] = " ".join(doc.split())
+    return schema
+
+
+def schemas_of(tools: Mapping[str, Tool]) -> list[ToolSchema]:
+    """The schema of every tool in a registry, in the registry's order, under the registry's names."""
+    return [function_schema(function, name) for name, function in tools.items()]
+
+
+def _shape(schema: Any) -> tuple[ToolSchema, dict[str, Any]]:
+    if not isinstance(schema, dict):
+        raise UsageError(f"a tool schema must be a dict, got {type(schema).__name__}")
+    if schema.get("type") == "function" and isinstance(schema.get("function"), dict):
+        schema = schema["function"]  # OpenAI's wrapped form {"type": "function", "function": {...}}
+    if "name" not in schema:
+        raise UsageError(f"tool schema has no 'name': {schema!r}")
+    for key in ("input_schema", "parameters"):
+        if isinstance(schema.get(key), dict):
+            return schema, schema[key]
+    raise UsageError(f"tool schema {schema['name']!r} has neither 'input_schema' (Anthropic) "
+                     "nor 'parameters' (OpenAI / Gemini)")
+
+
+def _convert(schema: Any, key: str) -> dict[str, Any]:
+    named, json_schema = _shape(schema)
+    converted: dict[str, Any] = {"name": named["name"]}
+    if "description" in named:
+        converted["description"] = named["description"]
+    converted[key] = copy.deepcopy(json_schema)
+    return converted
+
+
+def to_parameters_format(schema: Any) -> dict[str, Any]:
+    """A tool schema in the OpenAI / Gemini shape (``parameters``), from either shape. Taught in lesson 09."""
+    return _convert(schema, "parameters")
+
+
+def to_input_schema_format(schema: Any) -> ToolSchema:
+    """A tool schema in the Anthropic shape (``input_schema``), from either shape. Taught in lesson 09."""
+    return _convert(schema, "input_schema")  # type: ignore[return-value]
+
+
+def call_tool(tools: Mapping[str, Tool], block: ToolUseBlock) -> ToolResultBlock:
+    """Run one tool_use block; an unknown tool, bad arguments or a tool that raises become an is_error result.
+
+    This is the boundary where a tool's failure becomes something the model reads and can
+    recover from (a wrong room, a missing argument), so every Exception the tool raises
+    is reported; the failure is the model's to fix, not the runner's.
+    """
+    function = tools.get(block["name"])
+    if function is None:
+        return tool_result_block(
+            block["id"], f"Unknown tool {block['name']!r}. Available tools: {sorted(tools)}", is_error=True)
+    try:
+        return tool_result_block(block["id"], function(**block["input"]))
+    except Exception as error:  # noqa: BLE001 - reported to the model, see the docstring
+        return tool_result_block(block["id"], f"{type(error).__name__}: {error}", is_error=True)
+
+
+def _in_parallel(blocks: Sequence[ToolUseBlock],
+                 run: Callable[[ToolUseBlock], ToolResultBlock]) -> list[ToolResultBlock]:
+    if not blocks:
+        return []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(blocks)) as pool:
+        return list(pool.map(run, blocks))
+
+
+def dispatch_parallel(tool_use_blocks: Sequence[ToolUseBlock], tools: Mapping[str, Tool]) -> list[ToolResultBlock]:
+    """Run every tool_use block in parallel, in order; an unknown name raises KeyError, as in the seed lesson."""
+    return _in_parallel(tool_use_blocks, lambda b: tool_result_block(b["id"], tools[b["name"]](**b["input"])))
+
+
+def dispatch_safely(tool_use_blocks: Sequence[ToolUseBlock], tools: Mapping[str, Tool]) -> list[ToolResultBlock]:
+    """Run every tool_use block in parallel, in order; a failing or unknown tool becomes an is_error result."""
+    return _in_parallel(tool_use_blocks, lambda block: call_tool(tools, block))
