@@ -19,13 +19,15 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from pydantic import Field
+
 from .chain import USER, Specialist
 from .diagram import Event, as_markdown, mermaid_sequence, tool_call_events
 from .errors import UsageError
 from .messages import Message, ToolUseBlock, Turn, final_text, tool_uses
 from .models import AnyModel
 from .runner import run_agent_robust
-from .tools import Tool, ToolSchema, schemas_of
+from .tools import Tool, ToolSchema, json_schema_of, schemas_of
 
 
 @dataclass(frozen=True)
@@ -182,10 +184,11 @@ def agent_tool_name(agent: str) -> str:
 
 def agent_tool_schema(agent: str, registry: Mapping[str, Specialist]) -> ToolSchema:
     """The schema of ``ask_<agent>(task)``, for a live caller: the answer comes back and the caller goes on."""
+    task = (str, Field(description=f"The task for {agent}, in its own words."))
     return {"name": agent_tool_name(agent),
             "description": (f"Ask {agent} ({registry[agent]['expertise']}) to do a task and return its answer "
                             "to you. You keep the conversation and answer the user yourself."),
-            "input_schema": {"type": "object", "properties": {"task": {"type": "string"}}, "required": ["task"]}}
+            "input_schema": json_schema_of({"task": task}, f"{agent_tool_name(agent)}_input")}
 
 
 def run_with_agent_tools(question: str, caller: str, models: Mapping[str, AnyModel], agent_tools: Sequence[str],
