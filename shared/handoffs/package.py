@@ -89,21 +89,29 @@ def _problem(error: Any, tool_input: Any, receivers: Sequence[str]) -> tuple[int
     return 1, f"field {name!r} must be a non-empty string"
 
 
-def handoff_problems(tool_input: Any, receivers: Sequence[str], sender: str | None = None) -> list[str]:
-    """What is wrong with a handoff tool call's input, as a list of readable strings."""
+def parse_handoff_input(tool_input: Any, receivers: Sequence[str],
+                        sender: str | None = None) -> tuple[HandoffInput | None, list[str]]:
+    """The validated input of a handoff call, or None and what is wrong with it, as readable strings."""
     if not isinstance(tool_input, dict):
-        return [f"the handoff input must be an object, got {type(tool_input).__name__}"]
+        return None, [f"the handoff input must be an object, got {type(tool_input).__name__}"]
     receiver = tool_input.get("receiver")
     if sender is not None and receiver == sender:
-        return [f"an agent cannot hand off to itself ({sender!r})"]
+        return None, [f"an agent cannot hand off to itself ({sender!r})"]
     problems = []
     if not receivers and isinstance(receiver, str) and receiver.strip():
         problems.append((3, f"unknown receiver {receiver!r}; receivers are []"))
     try:
-        input_model(tuple(sorted(receivers)) if receivers else None).model_validate(tool_input)
+        valid = input_model(tuple(sorted(receivers)) if receivers else None).model_validate(tool_input)
     except ValidationError as error:
         problems += [_problem(e, tool_input, receivers) for e in error.errors()]
-    return list(dict.fromkeys(text for _, text in sorted(problems)))
+    if problems:
+        return None, list(dict.fromkeys(text for _, text in sorted(problems)))
+    return valid, []
+
+
+def handoff_problems(tool_input: Any, receivers: Sequence[str], sender: str | None = None) -> list[str]:
+    """What is wrong with a handoff tool call's input, as a list of readable strings."""
+    return parse_handoff_input(tool_input, receivers, sender)[1]
 
 
 @dataclass
@@ -181,10 +189,10 @@ class SpecialistHandoff:
         if receivers is None:  # the seed's runner: any non-empty receiver but the sender
             receiver = tool_input.get("receiver")
             receivers = (receiver,) if isinstance(receiver, str) else ()
-        problems = handoff_problems(tool_input, receivers, sender=sender)
-        if problems:
+        valid, problems = parse_handoff_input(tool_input, receivers, sender=sender)
+        if valid is None:
             return "Handoff refused: " + "; ".join(problems)
-        return package_from_tool_input(sender, tool_input)
+        return HandoffPackage(sender, valid.receiver, valid.reason, valid.task, copy.deepcopy(valid.context))
 
     def target(self, handoff: HandoffPackage) -> str:
         """Who takes over: the package's receiver."""
