@@ -149,7 +149,7 @@ def test_failing_and_unknown_tools_come_back_as_error_results():
     assert [r["content"] for r in results] == [
         "ValueError: cannot divide 1 by zero",
         "ValueError: cannot take the square root of a negative number (-4)",
-        "Unknown tool 'logarithm'. Available tools: " + str(sorted(MATH_TOOLS)),
+        "Tool desconocida 'logarithm'. Tools disponibles: " + str(sorted(MATH_TOOLS)),
     ]
     assert str(agent.last_trace[0]) == "calc: tool divide_numbers({'a': 1, 'b': 0}) failed: " \
                                        "ValueError: cannot divide 1 by zero"

@@ -61,7 +61,7 @@ def test_diagram_is_drawn_from_the_run():
         "    participant policy_agent as policy_agent",
     ]
     assert "    booking_agent->>booking_agent: get_quote(room='Focus', tier='pro', hours=3)" in diagram
-    assert "    Note over booking_agent,policy_agent: ownership passes to policy_agent" in diagram
+    assert "    Note over booking_agent,policy_agent: policy_agent pasa a ser dueño de la tarea" in diagram
     assert "    policy_agent-->>usuario: " in diagram
     assert chain._repr_markdown_().startswith("```mermaid\nsequenceDiagram")
     assert repr(chain).startswith("ChainResult(booking_agent -> policy_agent, answer='Cotización")

@@ -50,9 +50,9 @@ def test_handoff_problems():
     receivers = ["policy_agent", "booking_agent"]
     assert handoff_problems(HANDOFF_INPUT, receivers, sender="booking_agent") == []
     assert handoff_problems({"receiver": "policy_agent", "reason": "r"}, receivers) == [
-        "missing required field 'task'"]
+        "falta el campo obligatorio 'task'"]
     assert handoff_problems({**HANDOFF_INPUT, "receiver": "legal_agent"}, receivers) == [
-        "unknown receiver 'legal_agent'; receivers are ['booking_agent', 'policy_agent']"]
+        "receptor desconocido 'legal_agent'; los receptores son ['booking_agent', 'policy_agent']"]
     assert handoff_problems(HANDOFF_INPUT, receivers, sender="policy_agent") == [
-        "an agent cannot hand off to itself ('policy_agent')"]
-    assert handoff_problems({**HANDOFF_INPUT, "context": "6000"}, receivers) == ["field 'context' must be an object"]
+        "un agente no puede hacerse handoff a sí mismo ('policy_agent')"]
+    assert handoff_problems({**HANDOFF_INPUT, "context": "6000"}, receivers) == ["el campo 'context' debe ser un objeto"]

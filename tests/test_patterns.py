@@ -95,7 +95,7 @@ def test_agent_as_tool_diagram_returns_to_the_caller():
     assert lines[1:4] == ["    participant usuario as usuario", "    participant booking_agent as booking_agent",
                           "    participant policy_agent as policy_agent"]
     assert "    booking_agent->>booking_agent: get_quote(room='Focus', tier='pro', hours=3)" in lines
-    assert "    Note over booking_agent,policy_agent: booking_agent keeps ownership and waits" in lines
+    assert "    Note over booking_agent,policy_agent: booking_agent sigue siendo dueño y espera" in lines
     assert "    policy_agent->>policy_agent: search_docs(query='no-show: miembro no se presenta')" in lines
     assert any(line.startswith("    policy_agent-->>booking_agent: ") for line in lines)
     assert lines[-1].startswith("    booking_agent-->>usuario: Focus pro")
@@ -132,7 +132,7 @@ def test_router_decides_before_work_and_its_choice_answers():
     assert run.messages[0] == {"role": "user", "content": COMPOUND_REQUEST}
     diagram = run.diagram()
     assert "    router->>booking_agent: route: booking_agent" in diagram
-    assert "    Note over router,booking_agent: ownership passes to booking_agent" in diagram
+    assert "    Note over router,booking_agent: booking_agent pasa a ser dueño de la tarea" in diagram
     assert diagram.splitlines()[-1] == "    booking_agent-->>usuario: Focus pro por 3 h cuesta 6000 centavos."
 
 

@@ -20,7 +20,7 @@ def test_mixed_turn_runs_the_domain_tool_then_stops_at_the_handoff():
     assert final is None and package.receiver == "policy_agent"
     answered = results(messages, 2)
     assert answered["q"]["content"] == "{'price_cents': 6000}"
-    assert answered["h"]["content"] == "Handoff accepted: policy_agent now owns the task."
+    assert answered["h"]["content"] == "Handoff aceptado: policy_agent es ahora dueño de la tarea."
     assert unanswered_tool_uses(messages) == []
 
 
@@ -36,7 +36,7 @@ def test_second_handoff_in_a_turn_is_refused():
     assert package.receiver == "policy_agent"
     refused = results(messages, 2)["h2"]
     assert refused["is_error"] is True
-    assert "already handed off to policy_agent" in refused["content"]
+    assert "ya hizo handoff a policy_agent" in refused["content"]
 
 
 def test_failing_tool_reaches_the_model_as_an_error_and_the_loop_goes_on():
@@ -52,7 +52,7 @@ def test_unknown_tool_is_an_error_result():
     final, messages, _ = run_agent_robust("?", [turn(tool_use_block("x", "book_flight", {})), DONE],
                                           TOOLS, "booking_agent", SPECIALISTS)
     assert final == DONE
-    assert "Unknown tool 'book_flight'" in results(messages, 2)["x"]["content"]
+    assert "Tool desconocida 'book_flight'" in results(messages, 2)["x"]["content"]
 
 
 def test_bad_handoff_goes_back_to_the_model_which_corrects_it():
@@ -60,15 +60,15 @@ def test_bad_handoff_goes_back_to_the_model_which_corrects_it():
     final, messages, package = run_agent_robust("?", [turn(wrong), turn(HANDOFF)], TOOLS, "booking_agent", SPECIALISTS)
     refused = results(messages, 2)["h1"]
     assert refused["is_error"] is True
-    assert "missing required field 'reason'" in refused["content"]
-    assert "unknown receiver 'legal_agent'" in refused["content"]
+    assert "falta el campo obligatorio 'reason'" in refused["content"]
+    assert "receptor desconocido 'legal_agent'" in refused["content"]
     assert final is None and package.receiver == "policy_agent"
 
 
 def test_handoff_to_self_is_refused():
     selfish = tool_use_block("h", HANDOFF_TOOL_NAME, {**HANDOFF_INPUT, "receiver": "booking_agent"})
     final, messages, package = run_agent_robust("?", [turn(selfish), DONE], TOOLS, "booking_agent", SPECIALISTS)
-    assert package is None and "cannot hand off to itself" in results(messages, 2)["h"]["content"]
+    assert package is None and "no puede hacerse handoff a sí mismo" in results(messages, 2)["h"]["content"]
 
 
 def test_handoff_in_the_tool_registry_is_still_intercepted():

@@ -194,7 +194,7 @@ def test_the_receiver_cannot_hand_off_unless_told_whom_to():
     script = [turn(tool_use_block("h", "handoff_to_specialist", {"receiver": "human", "reason": "r", "task": "t"})),
               turn(text_block("sigo yo"))]
     final, messages, package = run_receiver(CONTRACT, script, INFRA_TOOLS, "infra")
-    assert package is None and "unknown receiver 'human'" in messages[2]["content"][0]["content"]
+    assert package is None and "receptor desconocido 'human'" in messages[2]["content"][0]["content"]
     _, _, package = run_receiver(CONTRACT, script, INFRA_TOOLS, "infra", receivers=["human"])
     assert package.receiver == "human"
 

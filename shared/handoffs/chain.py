@@ -77,7 +77,7 @@ class ChainResult:
         if self.package:
             receiver = self.package.receiver
             events.append(("call", self.sender, receiver, f"handoff: {self.package.reason}"))
-            events.append(("note", self.sender, receiver, f"ownership passes to {receiver}"))
+            events.append(("note", self.sender, receiver, f"{receiver} pasa a ser dueño de la tarea"))
             events += tool_call_events(receiver, self.receiver_messages)
         events.append(("reply", self.owner, USER, self.answer))
         return mermaid_sequence(participants, events)

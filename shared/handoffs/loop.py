@@ -178,12 +178,12 @@ def _answer_all(blocks: list[ToolUseBlock], tools: Mapping[str, Tool], name: str
             results.append(next(domain))
         elif accepted is not None:
             results.append(tool_result_block(
-                block["id"], f"Handoff refused: this turn already handed off to {handoff.target(accepted)}; "
-                "only one handoff per turn is allowed.", is_error=True))
+                block["id"], f"Handoff rechazado: este turno ya hizo handoff a {handoff.target(accepted)}; "
+                "solo se permite un handoff por turno.", is_error=True))
         elif isinstance(verdict := handoff.accept(name, block["input"]), str):
             results.append(tool_result_block(block["id"], verdict, is_error=True))
         else:
             accepted = verdict
-            results.append(tool_result_block(block["id"], f"Handoff accepted: {handoff.target(verdict)} now owns "
-                                                          "the task."))
+            results.append(tool_result_block(block["id"], f"Handoff aceptado: {handoff.target(verdict)} es ahora "
+                                                          "dueño de la tarea."))
     return results, accepted

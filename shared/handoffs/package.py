@@ -81,25 +81,25 @@ def _problem(error: Any, tool_input: Any, receivers: Sequence[str]) -> tuple[int
     """One pydantic error as the sentence a model reads, with its place in the list."""
     name = str(error["loc"][0]) if error["loc"] else ""
     if error["type"] == "missing":
-        return 0, f"missing required field {name!r}"
+        return 0, f"falta el campo obligatorio {name!r}"
     if name == "context":
-        return 2, "field 'context' must be an object"
+        return 2, "el campo 'context' debe ser un objeto"
     if error["type"] == "literal_error":
-        return 3, f"unknown receiver {tool_input.get('receiver')!r}; receivers are {sorted(receivers)}"
-    return 1, f"field {name!r} must be a non-empty string"
+        return 3, f"receptor desconocido {tool_input.get('receiver')!r}; los receptores son {sorted(receivers)}"
+    return 1, f"el campo {name!r} debe ser un texto no vacío"
 
 
 def parse_handoff_input(tool_input: Any, receivers: Sequence[str],
                         sender: str | None = None) -> tuple[HandoffInput | None, list[str]]:
     """The validated input of a handoff call, or None and what is wrong with it, as readable strings."""
     if not isinstance(tool_input, dict):
-        return None, [f"the handoff input must be an object, got {type(tool_input).__name__}"]
+        return None, [f"la entrada del handoff debe ser un objeto, no {type(tool_input).__name__}"]
     receiver = tool_input.get("receiver")
     if sender is not None and receiver == sender:
-        return None, [f"an agent cannot hand off to itself ({sender!r})"]
+        return None, [f"un agente no puede hacerse handoff a sí mismo ({sender!r})"]
     problems = []
     if not receivers and isinstance(receiver, str) and receiver.strip():
-        problems.append((3, f"unknown receiver {receiver!r}; receivers are []"))
+        problems.append((3, f"receptor desconocido {receiver!r}; los receptores son []"))
     try:
         valid = input_model(tuple(sorted(receivers)) if receivers else None).model_validate(tool_input)
     except ValidationError as error:
@@ -191,7 +191,7 @@ class SpecialistHandoff:
             receivers = (receiver,) if isinstance(receiver, str) else ()
         valid, problems = parse_handoff_input(tool_input, receivers, sender=sender)
         if valid is None:
-            return "Handoff refused: " + "; ".join(problems)
+            return "Handoff rechazado: " + "; ".join(problems)
         return HandoffPackage(sender, valid.receiver, valid.reason, valid.task, copy.deepcopy(valid.context))
 
     def target(self, handoff: HandoffPackage) -> str:

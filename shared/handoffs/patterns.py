@@ -118,7 +118,7 @@ class PatternRun:
         if self.router:
             events: list[Event] = [("call", USER, self.router, self.question),
                       ("call", self.router, self.owner, f"route: {self.owner}"),
-                      ("note", self.router, self.owner, f"ownership passes to {self.owner}")]
+                      ("note", self.router, self.owner, f"{self.owner} pasa a ser dueño de la tarea")]
         else:
             events = [("call", USER, self.owner, self.question)]
         calls = {c.tool_use_id: c for c in self.calls}
@@ -128,7 +128,7 @@ class PatternRun:
                 events += tool_call_events(self.owner, [{"role": "assistant", "content": [block]}])
                 continue
             events += [("call", self.owner, call.agent, call.task),
-                       ("note", self.owner, call.agent, f"{self.owner} keeps ownership and waits"),
+                       ("note", self.owner, call.agent, f"{self.owner} sigue siendo dueño y espera"),
                        *tool_call_events(call.agent, call.messages),
                        ("reply", call.agent, self.owner, call.answer)]
         events.append(("reply", self.owner, USER, self.answer))

@@ -126,7 +126,7 @@ def call_tool(tools: Mapping[str, Tool], block: ToolUseBlock) -> ToolResultBlock
     function = tools.get(block["name"])
     if function is None:
         return tool_result_block(
-            block["id"], f"Unknown tool {block['name']!r}. Available tools: {sorted(tools)}", is_error=True)
+            block["id"], f"Tool desconocida {block['name']!r}. Tools disponibles: {sorted(tools)}", is_error=True)
     try:
         return tool_result_block(block["id"], function(**block["input"]))
     except Exception as error:  # noqa: BLE001 - reported to the model, see the docstring
