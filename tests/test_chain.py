@@ -80,3 +80,14 @@ def test_a_receiver_that_hands_off_again_needs_the_coordinator():
     models = {"booking_agent": booking_model(), "policy_agent": ScriptedModel([bounce])}
     with pytest.raises(ChainError, match="policy_agent handed off again to pricing_agent"):
         run_handoff_chain(COMPOUND_REQUEST, "booking_agent", models, SPECIALISTS, compose_answer)
+
+
+def test_long_diagram_texts_are_wrapped_whole_and_have_a_text_version():
+    chain = run_handoff_chain(COMPOUND_REQUEST, "booking_agent", MODELS, SPECIALISTS, compose_answer)
+    diagram = chain.diagram()
+    assert "…" not in diagram and "<br/>" in diagram
+    reply = next(line for line in diagram.splitlines() if "-->>usuario" in line)
+    assert reply.split(": ", 1)[1].replace("<br/>", " ") == " ".join(chain.answer.split())
+    markdown = chain._repr_markdown_()
+    assert markdown.startswith("```mermaid\n") and "<summary>El diagrama en texto</summary>" in markdown
+    assert f"policy_agent responde a usuario: {' '.join(chain.answer.split())}" in diagram.fallback

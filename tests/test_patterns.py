@@ -96,7 +96,7 @@ def test_agent_as_tool_diagram_returns_to_the_caller():
                           "    participant policy_agent as policy_agent"]
     assert "    booking_agent->>booking_agent: get_quote(room='Focus', tier='pro', hours=3)" in lines
     assert "    Note over booking_agent,policy_agent: booking_agent sigue siendo dueño y espera" in lines
-    assert "    policy_agent->>policy_agent: search_docs(query='no-show: miembro no se presenta')" in lines
+    assert "    policy_agent->>policy_agent: search_docs(query='no-show: miembro no se<br/>presenta')" in lines
     assert any(line.startswith("    policy_agent-->>booking_agent: ") for line in lines)
     assert lines[-1].startswith("    booking_agent-->>usuario: Focus pro")
     assert run._repr_markdown_().startswith("```mermaid\nsequenceDiagram")

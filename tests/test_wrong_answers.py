@@ -1,8 +1,10 @@
-"""Every plausible wrong answer written down in a solution notebook loses points.
+"""Every plausible wrong answer written down in a solution notebook loses points on the visible tests.
 
 A solution-only markdown cell with ``"wrong_answer_for": "<solution grade_id>"`` in its
 metadata holds a wrong answer in its first ```python block. The test grades the correct
-notebook with that one solution cell replaced by the wrong answer: it must score less.
+notebook with that one solution cell replaced by the wrong answer, against the tests a
+student sees (hidden tests removed): it must score less, so the student gets that feedback
+while working, not only at grading time.
 """
 
 import copy
@@ -10,6 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
+from nbgrader.preprocessors import ClearHiddenTests
 
 from grader.api import grade_notebooks
 from grader.execute import Limits
@@ -19,6 +22,10 @@ from grader.notebooks import read_notebook
 ROOT = Path(__file__).resolve().parents[1]
 CODE = re.compile(r"```python\n(.*?)```", re.DOTALL)
 
+# Known debt, to be paid by the second edition of lessons 01-04: wrong answers only the hidden
+# tests catch (strict: fixing one fails the test until its entry is removed here).
+CAUGHT_ONLY_BY_HIDDEN_TESTS = {"03_handoff_pseudo_tool:repaired_handoff:cell22"}
+
 
 def wrong_answers():
     found = []
@@ -26,7 +33,10 @@ def wrong_answers():
         for index, cell in enumerate(read_notebook(path).cells):
             target = cell.metadata.get("wrong_answer_for")
             if target:
-                found.append(pytest.param(path, target, cell.source, id=f"{path.stem}:{target}:cell{index}"))
+                name = f"{path.stem}:{target}:cell{index}"
+                marks = ([pytest.mark.xfail(strict=True, reason="caught only by hidden tests")]
+                         if name in CAUGHT_ONLY_BY_HIDDEN_TESTS else [])
+                found.append(pytest.param(path, target, cell.source, id=name, marks=marks))
     return found
 
 
@@ -46,9 +56,10 @@ def test_every_exercise_has_two_wrong_answers():
 def test_wrong_answer_loses_points(path, target, text):
     match = CODE.search(text)
     assert match, f"{path.name}: the wrong answer for {target} has no ```python block"
-    source = read_notebook(path)
+    source, _ = ClearHiddenTests().preprocess(read_notebook(path), {})
     submission = copy.deepcopy(source)
     cell = next(c for c in submission.cells if grade_id(c) == target)
     cell.source = match.group(1)
     report, _ = grade_notebooks(source, submission, limits=Limits(cell_timeout=20))
-    assert report.score < report.max_score, f"{path.name}: the wrong answer for {target} still earns full marks"
+    assert report.score < report.max_score, \
+        f"{path.name}: the wrong answer for {target} still earns full marks on the visible tests"

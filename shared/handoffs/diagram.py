@@ -1,10 +1,13 @@
 """Mermaid sequence diagrams drawn from what a run actually did. Taught in lesson 04.
 
 An event is a tuple ``(kind, source, target, text)`` with kind ``"call"`` (solid arrow),
-``"reply"`` (dashed arrow) or ``"note"`` (a note over source and target).
+``"reply"`` (dashed arrow) or ``"note"`` (a note over source and target). Long texts are
+wrapped, never cut, and every diagram carries a numbered text version of itself, shown
+folded under the picture, for places that cannot draw Mermaid.
 """
 
 import re
+import textwrap
 from collections.abc import Iterable, Sequence
 from typing import Literal, TypeAlias
 
@@ -14,17 +17,37 @@ from .package import HANDOFF_TOOL_NAME
 Event: TypeAlias = tuple[Literal["call", "reply", "note"], str, str, str]
 
 
-def _label(text: object, width: int = 70) -> str:
-    text = re.sub(r"[;#\n\r]+", " ", str(text)).strip()
-    return text if len(text) <= width else text[: width - 1] + "…"
+WRAP = 48
+
+
+class MermaidSequence(str):
+    """The Mermaid text of a sequence diagram, with ``fallback``: the same sequence as numbered lines."""
+
+    fallback: str = ""
+
+
+def _clean(text: object) -> str:
+    return " ".join(re.sub(r"[;#]+", " ", str(text)).split())
+
+
+def _label(text: object) -> str:
+    return "<br/>".join(textwrap.wrap(_clean(text), WRAP, break_long_words=False)) or " "
+
+
+def _fallback_line(number: int, kind: str, source: str, target: str, text: str) -> str:
+    if kind == "note":
+        return f"{number}. (nota sobre {source} y {target}) {_clean(text)}"
+    arrow = "responde a" if kind == "reply" else "->"
+    return f"{number}. {source} {arrow} {target}: {_clean(text)}"
 
 
 def _alias(name: str) -> str:
     return re.sub(r"\W", "_", name)
 
 
-def mermaid_sequence(participants: Iterable[str], events: Iterable[Event]) -> str:
+def mermaid_sequence(participants: Iterable[str], events: Iterable[Event]) -> MermaidSequence:
     """A Mermaid sequenceDiagram from participant names and (kind, source, target, text) events."""
+    events = list(events)
     lines = ["sequenceDiagram"]
     lines += [f"    participant {_alias(name)} as {_label(name)}" for name in participants]
     for kind, source, target, text in events:
@@ -33,7 +56,9 @@ def mermaid_sequence(participants: Iterable[str], events: Iterable[Event]) -> st
         else:
             arrow = "-->>" if kind == "reply" else "->>"
             lines.append(f"    {_alias(source)}{arrow}{_alias(target)}: {_label(text)}")
-    return "\n".join(lines)
+    diagram = MermaidSequence("\n".join(lines))
+    diagram.fallback = "\n".join(_fallback_line(n, *event) for n, event in enumerate(events, start=1))
+    return diagram
 
 
 def tool_call_events(agent: str, messages: Sequence[Message]) -> list[Event]:
@@ -50,5 +75,8 @@ def tool_call_events(agent: str, messages: Sequence[Message]) -> list[Event]:
 
 
 def as_markdown(diagram: str) -> str:
-    """A Mermaid diagram in a fenced block, which JupyterLab renders as a picture."""
-    return f"```mermaid\n{diagram}\n```"
+    """A Mermaid diagram in a fenced block, which JupyterLab renders as a picture, and its text version folded."""
+    block = f"```mermaid\n{diagram}\n```"
+    if not isinstance(diagram, MermaidSequence) or not diagram.fallback:
+        return block
+    return f"{block}\n\n<details><summary>El diagrama en texto</summary>\n\n{diagram.fallback}\n\n</details>"

@@ -1,0 +1,71 @@
+"""No cascades: a correct exercise earns its points even when another exercise of the lesson is left undone.
+
+Each test cell belongs to the exercise whose grade_id follows its ``test_`` prefix
+(``test_quote_context_pairs`` belongs to ``quote_context``). The test grades each solution
+with one exercise put back to the student's stub: only that exercise's tests may lose points.
+"""
+
+import copy
+from pathlib import Path
+
+import pytest
+
+from grader.api import grade_notebooks
+from grader.execute import Limits
+from grader.generate import student_version
+from grader.metadata import grade_id, is_solution, is_test
+from grader.notebooks import read_notebook
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Known debt, to be paid by the second edition of lessons 01-04 (strict: fixing one fails the
+# test until its entry is removed here).
+KNOWN_ORPHANS = {"02_handoff_package", "04_end_to_end"}
+KNOWN_CASCADES = {"02_handoff_package:quote_context", "02_handoff_package:minimal_policy_context",
+                  "04_end_to_end:no_show_charge_from_context", "04_end_to_end:owner_after_run",
+                  "04_end_to_end:receiver_brief_from_package", "04_end_to_end:compose_final_answer",
+                  "04_end_to_end:pricing_receiver_turns"}
+
+
+def owner(test_id, exercises):
+    """The exercise a test cell belongs to: the longest exercise id that follows ``test_``."""
+    mine = [e for e in exercises if test_id.startswith(f"test_{e}")]
+    return max(mine, key=len) if mine else None
+
+
+def cases():
+    found = []
+    for path in sorted((ROOT / "solutions").glob("*.ipynb")):
+        for cell in read_notebook(path).cells:
+            if is_solution(cell) and grade_id(cell):
+                name = f"{path.stem}:{grade_id(cell)}"
+                marks = [pytest.mark.xfail(strict=True, reason="known cascade")] if name in KNOWN_CASCADES else []
+                found.append(pytest.param(path, grade_id(cell), id=name, marks=marks))
+    return found
+
+
+def lessons():
+    return [pytest.param(path, id=path.stem, marks=[pytest.mark.xfail(strict=True, reason="known orphans")]
+                         if path.stem in KNOWN_ORPHANS else [])
+            for path in sorted((ROOT / "solutions").glob("*.ipynb"))]
+
+
+@pytest.mark.parametrize("path", lessons())
+def test_every_test_cell_belongs_to_one_exercise(path):
+    nb = read_notebook(path)
+    exercises = [grade_id(c) for c in nb.cells if is_solution(c)]
+    orphans = [grade_id(c) for c in nb.cells if is_test(c) and owner(grade_id(c), exercises) is None]
+    assert not orphans, f"{path.name}: test cells {orphans} name no exercise after test_"
+
+
+@pytest.mark.parametrize("path, exercise", cases())
+def test_an_undone_exercise_costs_only_its_own_points(path, exercise):
+    source = read_notebook(path)
+    stubs = {grade_id(c): c.source for c in student_version(source, str(path)).cells if grade_id(c)}
+    submission = copy.deepcopy(source)
+    next(c for c in submission.cells if grade_id(c) == exercise).source = stubs[exercise]
+    report, _ = grade_notebooks(source, submission, limits=Limits(cell_timeout=20))
+    exercises = [grade_id(c) for c in source.cells if is_solution(c)]
+    lost = [r.grade_id for r in report.exercises
+            if r.points < r.max_points and owner(r.grade_id, exercises) != exercise]
+    assert not lost, f"{path.name}: leaving {exercise} undone also costs {lost}: give each test its own inputs"
