@@ -226,7 +226,7 @@ class Coordinator:
         receiver = fields.get("receiver")
         named = f"{receiver!r} is not a participant" if receiver else "the contract names no receiver"
         problem = {"field": "receiver", "problem": f"{named}; participants are {sorted(self.participants)}"}
-        check = accept_handoff(value, expected_task_id=run.task.task_id, allowed_tools=())
+        check = accept_handoff(fields or value, expected_task_id=run.task.task_id, allowed_tools=())
         others = tuple(e for e in check.errors if e["field"] != "receiver") if check.reason == "invalid" else ()
         refusal = HandoffResult(ok=False, reason="invalid", contract=check.contract, errors=(problem, *others))
         shown = receiver if isinstance(receiver, str) and receiver else "?"
@@ -238,7 +238,7 @@ class Coordinator:
         """Give the task to the contract's receiver only if it accepts; returns what the next owner receives."""
         receiver = self._participant(fields["receiver"])
         hop = kind == "handoff" or not isinstance(receiver, Human)
-        check = accept_handoff(value, expected_task_id=run.task.task_id, allowed_tools=receiver.tools,
+        check = accept_handoff(fields, expected_task_id=run.task.task_id, allowed_tools=receiver.tools,
                                state_version=run.task.state_version, evidence_exists=self.evidence_exists,
                                already_processed=run.processed)
         reason = _text(fields, "reason") or ""
