@@ -360,3 +360,16 @@ def test_usage_errors_are_usage_errors():
     assert isinstance(caught.value, UsageError) and isinstance(caught.value, CoordinationError)
     with pytest.raises(InvalidOutcome):
         Escalate({**TRIAGE_TO_INFRA.model_dump(mode="json"), "escalation": None})
+
+
+def test_a_legacy_payload_without_an_id_is_routed_to_its_to_agent():
+    legacy = {"task_id": "TCK-4812", "from_agent": "triage", "to_agent": "infra", "reason": "pagos degradado",
+              "goal": "restaurar pagos", "state": {"verified_facts": ["502 desde 09:31"]},
+              "artifacts": [{"kind": "logs", "uri": "logs:payments-api#502"}], "handoff_at": "2026-07-30T09:58:00Z"}
+    seen = []
+    triage = ScriptedAgent("triage", [Handoff(legacy), Finish("cerrado")])
+    infra = ScriptedAgent("infra", [lambda task, got: seen.append(got) or Return("hecho")], tools=INFRA_TOOLS)
+    run = Coordinator([triage, infra]).run(Task("TCK-4812", "x", owner="triage"))
+    assert run.owners == ("triage", "infra", "triage") and run.hops == 1
+    assert seen[0].handoff_id.startswith("TCK-4812-v0-") and seen[0].authority.allowed_tools == []
+    assert run.trace[1].handoff_id == seen[0].handoff_id and run.trace[1].version == 1
