@@ -415,3 +415,5 @@ def test_a_worker_only_claims_versions_it_can_read(store):
 def test_repr_counts_by_status(store):
     store.deliver(contract())
     assert repr(store).endswith("{'pending': 1})")
+    store.close()
+    assert repr(store).endswith("unreadable)")

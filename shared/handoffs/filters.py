@@ -7,13 +7,17 @@ its input, so the caller's transcript never changes. Filters compose into a
 ``Pipeline`` whose ``names`` are recorded in the contract (``filters_applied``) for audit.
 
 The invariant every filter keeps (seed 002): a tool_use and its tool_result stay together,
-the result in the very next message, in order; ``pairing_problems`` checks it.
+the result in the very next message, in order; ``pairing_problems`` checks it. Every
+``Filter`` and ``Pipeline`` ends with ``keep_pairs``: when a filter removes half a pair
+(an internal message holding tool calls, say), the other half goes too.
 
 Internal content is marked by structure, not by prose: a message with role ``system``,
 or a message or text block with ``"internal": true``, never crosses the boundary.
+Secrets are found by pattern in text and by key in structures (``is_secret_key``).
 
 The contract is the distillation: the caller, not a model, says which facts are verified
-(``distill``). ``distillation_report`` measures it with ``estimate_tokens``.
+(``distill``). ``distillation_report`` measures its text against the transcript's with
+``text_tokens`` (``estimate_tokens`` counts the compact JSON, scaffolding included).
 """
 
 import ast

@@ -371,6 +371,9 @@ class HandoffStore:
         self.close()
 
     def __repr__(self) -> str:
-        counts = {row[0]: row[1] for row in self._rows("SELECT status, COUNT(*) FROM contracts GROUP BY status")}
         mode = ", read-only" if self.readonly else ""
+        try:
+            counts = {row[0]: row[1] for row in self._rows("SELECT status, COUNT(*) FROM contracts GROUP BY status")}
+        except StoreError:  # closed, or unreadable: the repr still says which file
+            return f"HandoffStore({self.path!r}{mode}, unreadable)"
         return f"HandoffStore({self.path!r}{mode}, {counts or 'empty'})"
