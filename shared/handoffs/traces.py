@@ -24,11 +24,16 @@ from pathlib import Path
 from typing import Any
 
 from .diagram import as_markdown, mermaid_sequence
+from .errors import UsageError
 
 USER = "usuario"
 KINDS = ("start", "work", "handoff", "cut", "escalation", "decision", "return", "finish")
 MOVES_OWNER = ("start", "handoff", "escalation", "decision", "return")
 REJECTIONS = ("invalid", "stale", "unauthorized")
+
+
+class TraceError(UsageError, ValueError):
+    """An event of an unknown kind, or a trace in which someone but the owner acted."""
 
 
 class LogicalClock:
@@ -64,7 +69,7 @@ class TraceEvent:
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
-            raise ValueError(f"unknown trace event kind {self.kind!r}; kinds are {KINDS}")
+            raise TraceError(f"unknown trace event kind {self.kind!r}; kinds are {KINDS}")
 
     @property
     def moves_owner(self) -> bool:
@@ -158,7 +163,7 @@ class Trace:
         return cls.from_jsonl(Path(path).read_text(encoding="utf-8"))
 
     def ownership(self, task_id: str) -> list[Span]:
-        """Who owned the task from when to when; raises ValueError if anyone but the owner acted."""
+        """Who owned the task from when to when; raises TraceError (a ValueError) if anyone but the owner acted."""
         spans: list[Span] = []
         owner: str | None = None
         since = 0.0
@@ -166,7 +171,7 @@ class Trace:
         for event in events:
             acting = None if event.kind == "start" else event.sender
             if acting != owner:
-                raise ValueError(f"{task_id}: {event.kind} by {event.sender!r} at {event.time}, "
+                raise TraceError(f"{task_id}: {event.kind} by {event.sender!r} at {event.time}, "
                                  f"but the owner then was {owner!r}")
             if event.moves_owner or event.kind == "finish":
                 if owner is not None:
