@@ -2,13 +2,27 @@
 
 import copy
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
-from handoffs.contract import CURRENT_VERSION, HandoffContract, UnsupportedVersion, json_schema, parse_contract
+from handoffs.contract import (
+    CURRENT_VERSION,
+    MAX_CONTRACT_CHARS,
+    MAX_ID_CHARS,
+    MAX_ITEMS,
+    MAX_TEXT_CHARS,
+    HandoffContract,
+    InvalidContract,
+    UnsupportedVersion,
+    canonical_json,
+    contract_data,
+    json_schema,
+    parse_contract,
+)
+from handoffs.errors import UsageError
 
 SCHEMA_FILE = Path(__file__).resolve().parents[1] / "schemas" / "handoff_contract.v1.json"
 
@@ -36,7 +50,8 @@ VALID = {
 }
 
 REQUIRED = ["handoff_id", "task_id", "sender", "receiver", "reason", "next_objective", "confirmed_state",
-            "state_version", "evidence", "acceptance", "recovery", "created_at"]
+            "state_version", "evidence", "authority", "acceptance", "recovery", "created_at"]
+SIX_BLOCKS = ["next_objective", "confirmed_state", "evidence", "authority", "acceptance", "recovery"]  # seed 002
 
 LEGACY = {  # the version-0 payload of seed 001: no version, from_agent/to_agent, goal, state{...}, handoff_at
     "task_id": "TCK-4812",
@@ -150,7 +165,7 @@ def test_created_at_without_time_zone_is_refused():
 
 def test_created_at_is_normalised_to_utc():
     contract = parse_contract(with_(created_at="2026-07-30T11:58:00+02:00"))
-    assert contract.created_at == datetime(2026, 7, 30, 9, 58, tzinfo=timezone.utc)
+    assert contract.created_at == datetime(2026, 7, 30, 9, 58, tzinfo=UTC)
     assert contract.created_at.utcoffset() == timedelta(0)
     assert json.loads(contract.to_json())["created_at"] == "2026-07-30T09:58:00Z"
 
@@ -164,7 +179,7 @@ def test_legacy_version_zero_payload_migrates():
     assert contract.work.remaining == ["confirmar explotabilidad", "proponer mitigación"]
     assert contract.constraints == ["no desplegar cambios hasta aprobación", "SLA: 4h"]
     assert [e.reference for e in contract.evidence] == ["reports/sbom-pagos.json"]
-    assert contract.created_at == datetime(2026, 7, 30, 14, 12, tzinfo=timezone.utc)
+    assert contract.created_at == datetime(2026, 7, 30, 14, 12, tzinfo=UTC)
     assert contract.confirmed_state == "needs-review"  # a migrated package is not taken as ready
     assert contract.filters_applied == ["migrated-from-v0"]
 
@@ -174,11 +189,81 @@ def test_a_newer_version_is_refused_with_a_clear_reason():
         parse_contract(with_(version=2))
 
 
-def test_a_dict_without_version_that_is_not_legacy_is_refused():
+def test_a_payload_without_version_is_version_1_as_the_schema_says():
     data = with_()
     del data["version"]
-    with pytest.raises(UnsupportedVersion, match="version 0"):
-        parse_contract(data)
+    assert parse_contract(data) == parse_contract(VALID)
+    assert json_schema()["properties"]["version"]["default"] == 1
+
+
+@pytest.mark.parametrize("version", [True, False, "1", 1.0, 0.5, None, [1]])
+def test_a_version_that_is_not_a_whole_number_is_refused(version):
+    with pytest.raises(UnsupportedVersion, match="not supported"):
+        parse_contract(with_(version=version))
+
+
+def test_every_one_of_the_six_blocks_is_required():
+    assert set(SIX_BLOCKS) <= set(REQUIRED)
+
+
+def test_a_missing_authority_is_not_taken_as_no_tools():
+    data = with_()
+    del data["authority"]
+    assert error_locations(data) == {"authority"}
+
+
+def test_legacy_payloads_without_an_id_get_distinct_ids_from_their_content():
+    other = {**LEGACY, "to_agent": "infra", "goal": "restaurar pagos"}
+    first, second = parse_contract(LEGACY), parse_contract(other)
+    assert first.handoff_id != second.handoff_id
+    assert first.handoff_id.startswith("TCK-4812-v0-")
+    assert parse_contract(json.dumps(LEGACY, indent=4)).handoff_id == first.handoff_id  # same content, same id
+    assert parse_contract({**LEGACY, "handoff_id": "H-legacy"}).handoff_id == "H-legacy"
+
+
+def test_legacy_escalation_keeps_urgency_and_decision_requested():
+    escalation = {**LEGACY, "urgency": "alta", "decision_requested": "aprobar rollback a v2.40"}
+    contract = parse_contract(escalation)
+    assert (contract.escalation.urgency, contract.escalation.decision_requested) == ("high", "aprobar rollback a v2.40")
+    assert contract.authority.allowed_tools == []  # written by the migration: no tools
+
+
+def test_a_legacy_payload_with_a_broken_state_is_an_invalid_contract():
+    with pytest.raises(InvalidContract, match="'state' must be an object, got str"):
+        parse_contract({"from_agent": "triage", "state": "roto"})
+
+
+@pytest.mark.parametrize("changes, location", [
+    ({"handoff_id": "h" * (MAX_ID_CHARS + 1)}, "handoff_id"),
+    ({"reason": "r" * (MAX_TEXT_CHARS + 1)}, "reason"),
+    ({"constraints": ["c"] * (MAX_ITEMS + 1)}, "constraints"),
+    ({"facts": {"verified": ["v" * (MAX_TEXT_CHARS + 1)]}}, "facts.verified.0"),
+    ({"authority": {"allowed_tools": ["t" * (MAX_ID_CHARS + 1)]}}, "authority.allowed_tools.0"),
+])
+def test_fields_beyond_the_documented_sizes_are_refused(changes, location):
+    assert error_locations(with_(**changes)) == {location}
+    assert parse_contract(with_(reason="r" * MAX_TEXT_CHARS, constraints=["c"] * MAX_ITEMS))
+
+
+def test_json_text_beyond_the_size_limit_is_refused_before_parsing():
+    with pytest.raises(InvalidContract, match=f"at most {MAX_CONTRACT_CHARS}"):
+        parse_contract(" " * (MAX_CONTRACT_CHARS + 1))
+
+
+@pytest.mark.parametrize("value", [42, None, [1, 2], "[1, 2]", "{not json", b"\xff", object()])
+def test_anything_but_a_model_a_dict_or_json_text_is_a_usage_error(value):
+    with pytest.raises(InvalidContract) as caught:
+        contract_data(value)
+    assert isinstance(caught.value, UsageError) and isinstance(caught.value, ValueError)
+
+
+def test_a_model_a_dict_and_reindented_json_have_one_canonical_form():
+    contract = parse_contract(VALID)
+    forms = [contract, VALID, json.dumps(VALID, indent=4), contract.to_json().encode(),
+             {**VALID, "created_at": "2026-07-30T11:58:00+02:00"}]
+    assert len({canonical_json(form) for form in forms}) == 1
+    newer = {**VALID, "version": 2, "priority": "p1"}
+    assert json.loads(canonical_json(json.dumps(newer, indent=2))) == newer  # unreadable: kept as given
 
 
 def test_committed_schema_matches_the_model():

@@ -4,13 +4,31 @@ import time
 
 import pytest
 
+from handoffs import coordinator as coordinator_module
 from handoffs.contract import HandoffContract
-from handoffs.coordinator import (CoordinationError, Coordinator, Decision, Escalate, Finish, Handoff, Human,
-                                  ModelAgent, Progress, Return, ScriptedAgent, Task, escalation_prompt)
+from handoffs.coordinator import (
+    MAX_HOPS,
+    CoordinationError,
+    Coordinator,
+    Decision,
+    Escalate,
+    Finish,
+    Handoff,
+    Human,
+    InvalidOutcome,
+    ModelAgent,
+    Progress,
+    Return,
+    ScriptedAgent,
+    Task,
+    UnknownParticipant,
+    escalation_prompt,
+)
+from handoffs.errors import UsageError
+from handoffs.examples.ticket import TICKET_ID, TRIAGE_TO_INFRA, infra_tools
 from handoffs.messages import text_block, tool_use_block, turn
 from handoffs.models import ScriptedModel
 from handoffs.package import HANDOFF_TOOL_NAME
-from handoffs.examples.ticket import TICKET_ID, TRIAGE_TO_INFRA, infra_tools
 
 TICKET = Task(TICKET_ID, "el pago falla desde ayer con error 502", owner="triage",
               state_version=TRIAGE_TO_INFRA.state_version)
@@ -50,8 +68,8 @@ def assert_one_owner_at_a_time(run):
     """The ownership log is contiguous, one owner per span, from the start to the finish."""
     spans, events = run.ownership, run.trace.for_task(run.task.task_id)
     assert spans[0].start == events[0].time and spans[-1].end == events[-1].time
-    assert all(earlier.end == later.start for earlier, later in zip(spans, spans[1:]))
-    assert all(earlier.owner != later.owner for earlier, later in zip(spans, spans[1:]))
+    assert all(earlier.end == later.start for earlier, later in zip(spans, spans[1:], strict=False))
+    assert all(earlier.owner != later.owner for earlier, later in zip(spans, spans[1:], strict=False))
     assert spans[-1].owner == run.final_owner
 
 
@@ -240,8 +258,9 @@ def test_a_model_driven_agent_hands_off_and_a_receiver_answers_with_granted_tool
         turn(tool_use_block("t2", "search_logs", {"service": "payments-api", "query": "status:502"})),
         turn(tool_use_block("t3", "rollback_deploy", {"service": "payments-api", "to_version": "v2.40"})),
         turn(text_block("regresión de v2.41 confirmada; el rollback necesita aprobación"))])
-    to_contract = lambda task, package: contract("TCK-4812-H1", package.sender, package.receiver,
-                                                 reason=package.reason, next_objective=package.task)
+    def to_contract(task, package):
+        return contract("TCK-4812-H1", package.sender, package.receiver, reason=package.reason,
+                        next_objective=package.task)
     triage = ModelAgent("triage", triage_model, {}, to_contract, receivers=("infra",))
     infra = ModelAgent("infra", infra_model, tools)
     run = Coordinator([triage, infra]).run(TICKET)
@@ -258,3 +277,99 @@ def test_reprs_and_markdown():
     assert repr(Human("guardia", ask=input)) == "Human('guardia', ask)"
     markdown = coordinator.run(TICKET)._repr_markdown_()
     assert "infra->>guardia: ESCALATION [high] aprobar rollback a v2.40" in markdown
+
+
+def test_the_default_hop_limit_is_the_exported_constant():
+    assert MAX_HOPS == 3 and Coordinator([]).max_hops == MAX_HOPS
+    assert all(hasattr(coordinator_module, name) for name in coordinator_module.__all__)
+
+
+@pytest.mark.parametrize("receiver", ["nadie", None])
+def test_a_handoff_to_an_unknown_or_missing_receiver_goes_back_to_its_sender(receiver):
+    bad = {**TRIAGE_TO_INFRA.model_dump(mode="json"), "receiver": receiver}
+    if receiver is None:
+        del bad["receiver"]
+    got = []
+    triage = ScriptedAgent("triage", [Handoff(bad), lambda task, result: got.append(result) or Handoff(TRIAGE_TO_INFRA),
+                                      Finish("cerrado")])
+    infra = ScriptedAgent("infra", [Return("hecho")], tools=INFRA_TOOLS)
+    run = Coordinator([triage, infra]).run(TICKET)
+    assert (got[0].ok, got[0].reason, got[0].next_step, got[0].fields[0]) == (False, "invalid", "repair", "receiver")
+    assert "participants are ['infra', 'triage']" in got[0].errors[0]["problem"]
+    refused = run.trace[1]
+    assert (refused.kind, refused.sender, refused.receiver, refused.validation) == (
+        "handoff", "triage", receiver or "?", "invalid")
+    assert run.owners == ("triage", "triage", "infra", "triage") and run.hops == 1
+    assert run.trace.metrics().rejections == {"invalid": 1}
+    assert_one_owner_at_a_time(run)
+
+
+def test_an_unreadable_handoff_is_refused_without_aborting():
+    triage = ScriptedAgent("triage", [Handoff("{not json"), lambda task, result: Finish(result.next_step)])
+    run = Coordinator([triage]).run(TICKET)
+    assert run.result == "repair" and run.trace[1].receiver == "?"
+
+
+def test_an_escalation_to_an_agent_is_a_hop_and_is_cycle_checked():
+    up = dict(escalation={"urgency": "high", "decision_requested": "decide"})
+    a = ScriptedAgent("a", [Handoff(contract("h-ab", "a", "b")), Finish("a cierra")], tools=INFRA_TOOLS)
+    b = ScriptedAgent("b", [Escalate(contract("h-bs", "b", "senior", **up))], tools=INFRA_TOOLS)
+    senior = ScriptedAgent("senior", [Escalate(contract("h-sa", "senior", "a", **up)),
+                                      lambda task, got: Return(got.answer)], tools=INFRA_TOOLS)
+    guardia = Human("guardia", answers=["senior cierra con a"])
+    run = Coordinator([a, b, senior, guardia]).run(Task("TCK-4812", "x", owner="a"))
+    assert run.hops == 2 and run.trace.metrics().hops_per_task == {"TCK-4812": 2}
+    assert [e.reason for e in run.trace if e.kind == "cut"] == ["cycle: a -> b -> senior -> a"]
+    assert run.owners == ("a", "b", "senior", "guardia", "senior", "a") and run.result == "a cierra"
+    assert_one_owner_at_a_time(run)
+
+
+def test_an_escalation_to_an_agent_counts_against_the_hop_limit():
+    up = dict(escalation={"urgency": "high", "decision_requested": "decide"})
+    a = ScriptedAgent("a", [Handoff(contract("h-ab", "a", "b")), lambda task, got: Finish(got.resolution)],
+                      tools=INFRA_TOOLS)
+    b = ScriptedAgent("b", [Escalate(contract("h-bc", "b", "c", **up)), lambda task, got: Return(got.answer)],
+                      tools=INFRA_TOOLS)
+    c = ScriptedAgent("c", [Finish("nunca")], tools=INFRA_TOOLS)
+    run = Coordinator([a, b, c, Human("guardia", answers=["ok"])], max_hops=1).run(Task("TCK-4812", "x", owner="a"))
+    assert [e.reason for e in run.trace if e.kind == "cut"] == ["hop limit reached (1 hops)"]
+    assert "c" not in run.owners and run.result == "ok" and run.hops == 1
+
+
+def test_a_handoff_after_a_return_is_not_a_false_cycle():
+    a = ScriptedAgent("a", [Handoff(contract("h1", "a", "b")), Handoff(contract("h2", "a", "b")),
+                            Finish("a cierra")], tools=INFRA_TOOLS)
+    b = ScriptedAgent("b", [Return("primera parte"), Return("segunda parte")], tools=INFRA_TOOLS)
+    run = Coordinator([a, b]).run(Task("TCK-4812", "dos encargos", owner="a"))
+    assert run.owners == ("a", "b", "a", "b", "a") and run.hops == 2
+    assert not any(e.kind == "cut" for e in run.trace)
+    assert_one_owner_at_a_time(run)
+
+
+def test_returns_do_not_reset_the_hop_limit():
+    a = ScriptedAgent("a", [Handoff(contract(f"h{i}", "a", "b")) for i in range(3)] + [
+        lambda task, got: Finish(got.answer)], tools=INFRA_TOOLS)
+    b = ScriptedAgent("b", [Return("hecho")] * 3, tools=INFRA_TOOLS)
+    run = Coordinator([a, b, Human("guardia", answers=["basta"])], max_hops=2).run(Task("TCK-4812", "x", owner="a"))
+    assert run.hops == 2 and [e.reason for e in run.trace if e.kind == "cut"] == ["hop limit reached (2 hops)"]
+
+
+def test_usage_errors_are_usage_errors():
+    with pytest.raises(UnknownParticipant) as caught:
+        Coordinator([ScriptedAgent("a", [])], escalate_to="nadie")
+    assert isinstance(caught.value, UsageError) and isinstance(caught.value, CoordinationError)
+    with pytest.raises(InvalidOutcome):
+        Escalate({**TRIAGE_TO_INFRA.model_dump(mode="json"), "escalation": None})
+
+
+def test_a_legacy_payload_without_an_id_is_routed_to_its_to_agent():
+    legacy = {"task_id": "TCK-4812", "from_agent": "triage", "to_agent": "infra", "reason": "pagos degradado",
+              "goal": "restaurar pagos", "state": {"verified_facts": ["502 desde 09:31"]},
+              "artifacts": [{"kind": "logs", "uri": "logs:payments-api#502"}], "handoff_at": "2026-07-30T09:58:00Z"}
+    seen = []
+    triage = ScriptedAgent("triage", [Handoff(legacy), Finish("cerrado")])
+    infra = ScriptedAgent("infra", [lambda task, got: seen.append(got) or Return("hecho")], tools=INFRA_TOOLS)
+    run = Coordinator([triage, infra]).run(Task("TCK-4812", "x", owner="triage"))
+    assert run.owners == ("triage", "infra", "triage") and run.hops == 1
+    assert seen[0].handoff_id.startswith("TCK-4812-v0-") and seen[0].authority.allowed_tools == []
+    assert run.trace[1].handoff_id == seen[0].handoff_id and run.trace[1].version == 1

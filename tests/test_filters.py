@@ -4,19 +4,43 @@ import copy
 import itertools
 import json
 import math
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from handoffs import text_block, tool_result_block, tool_use_block
-from handoffs.filters import (DEFAULT_SECRET_PATTERNS, REDACTED, Filter, Pipeline, apply_filters, compose,
-                              distill, distillation_report, drop_system_prompts, drop_tool_calls,
-                              estimate_tokens, keep_last_turns, pairing_problems, record_filters,
-                              redact_secrets)
-from handoffs.examples.ticket import (LEAKED_SECRET, SYSTEM_PROMPT, TRIAGE_TO_INFRA, VERIFIED_FACTS,
-                                      filtered_handoff, triage_filters, triage_transcript)
+from handoffs.errors import UsageError
+from handoffs.examples.ticket import (
+    LEAKED_SECRET,
+    SYSTEM_PROMPT,
+    TRIAGE_TO_INFRA,
+    VERIFIED_FACTS,
+    filtered_handoff,
+    triage_filters,
+    triage_transcript,
+)
+from handoffs.filters import (
+    DEFAULT_SECRET_PATTERNS,
+    REDACTED,
+    Filter,
+    Pipeline,
+    apply_filters,
+    compose,
+    distill,
+    distillation_report,
+    drop_system_prompts,
+    drop_tool_calls,
+    estimate_tokens,
+    is_secret_key,
+    keep_last_turns,
+    keep_pairs,
+    pairing_problems,
+    record_filters,
+    redact_secrets,
+    text_tokens,
+)
 
 SECRETS = ["sk-ant-api03-AbCdEfGhIjKlMnOp", "Bearer eyJhbGciOiJIUzI1NiJ9.payload", "password=hunter2!",
            "AKIAIOSFODNN7EXAMPLE", "aws_secret_access_key=wJalrXUtnFEMI/K7MDENG"]
@@ -80,6 +104,59 @@ def test_redaction_patterns_are_configurable():
     assert len(DEFAULT_SECRET_PATTERNS) >= 4
 
 
+@pytest.mark.parametrize("key", ["api_key", "apiKey", "x-api-key", "API_KEY", "token", "access_token", "idToken",
+                                 "refresh-token", "password", "db_password", "passwd", "secret", "client_secret",
+                                 "aws_secret_access_key", "Authorization", "auth", "cookie", "credentials",
+                                 "private_key", "session_id"])
+def test_secret_like_keys(key):
+    assert is_secret_key(key)
+
+
+@pytest.mark.parametrize("key", ["max_tokens", "maxTokens", "input_tokens", "tokens", "token_count", "token_type",
+                                 "tokenizer", "author", "key", "monkey", "description", "session", "q", ""])
+def test_keys_that_only_look_secret(key):
+    assert not is_secret_key(key)
+
+
+def test_values_under_secret_keys_are_redacted_in_nested_tool_inputs_and_results():
+    call = {"config": {"api_key": "abc", "max_tokens": 1024, "retries": [{"token": "t0k", "count": 2}]},
+            "headers": {"Authorization": "Basic dXNlcjpwYXNz"}, "password": None, "q": "502"}
+    result = {"user": "ana", "credentials": {"user": "ana", "pin": "1234"}, "session_id": 99}
+    messages = [assistant(tool_use_block("t", "call_api", call), tool_use_block("u", "call_api", {})),
+                user([tool_result_block("t", result), {**tool_result_block("u", ""), "content": [text_block(
+                    json.dumps(result))]}])]
+    out = redact_secrets()(messages)
+    redacted_call = out[0]["content"][0]["input"]
+    assert redacted_call == {"config": {"api_key": REDACTED, "max_tokens": 1024,
+                                        "retries": [{"token": REDACTED, "count": 2}]},
+                             "headers": {"Authorization": REDACTED}, "password": None, "q": "502"}
+    expected = {"user": "ana", "credentials": REDACTED, "session_id": REDACTED}
+    assert out[1]["content"][0]["content"] == str(expected)  # str(result), as the runner writes it
+    assert json.loads(out[1]["content"][1]["content"][0]["text"]) == expected  # JSON text in a text block
+    assert messages[0]["content"][0]["input"]["config"]["api_key"] == "abc"  # the input is untouched
+
+
+def test_json_text_results_are_redacted_by_key_and_left_alone_when_clean():
+    secret = json.dumps({"data": {"apiKey": "k-123", "max_tokens": 1024}, "note": "ok"}, indent=2)
+    clean = json.dumps({"max_tokens": 1024, "tokens": 77}, indent=2)
+    messages = [assistant(tool_use_block("a", "f", {}), tool_use_block("b", "f", {})),
+                user([tool_result_block("a", secret), tool_result_block("b", clean)])]
+    out = redact_secrets()(messages)
+    first, second = (block["content"] for block in out[1]["content"])
+    assert json.loads(first) == {"data": {"apiKey": REDACTED, "max_tokens": 1024}, "note": "ok"}
+    assert second == clean  # nothing to hide: byte for byte the same text
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("max_tokens: 1024", "max_tokens: 1024"),
+    ('{"max_tokens": 1024, "token": "abc"}', '{"max_tokens": 1024, "token": "[REDACTED]"}'),
+    ("usa max_tokens=1024 y token=abc123", "usa max_tokens=1024 y token=[REDACTED]"),
+    ("input_tokens: 12, api_key: zzz", "input_tokens: 12, api_key: [REDACTED]"),
+])
+def test_text_redaction_follows_the_same_key_rule(text, expected):
+    assert redact_secrets()([user(text)])[0]["content"] == expected
+
+
 def test_drop_system_prompts_removes_system_messages_and_internal_blocks():
     out = drop_system_prompts()([*SMALL, assistant(internal("solo interno"))])
     assert [m["role"] for m in out][0] == "user" and "system" not in [m["role"] for m in out]
@@ -109,8 +186,9 @@ def test_keep_last_turns_keeps_whole_exchanges_and_the_system_prompt():
     assert out == [SMALL[0], *SMALL[-2:]]
     assert keep_last_turns(2)(SMALL) == SMALL
     assert keep_last_turns(5)(SMALL) == SMALL
-    with pytest.raises(ValueError, match="n >= 1"):
+    with pytest.raises(ValueError, match="n >= 1") as caught:
         keep_last_turns(0)
+    assert isinstance(caught.value, UsageError)
 
 
 def test_keep_last_turns_never_starts_on_a_tool_result():
@@ -120,6 +198,23 @@ def test_keep_last_turns_never_starts_on_a_tool_result():
     out = keep_last_turns(1)(messages)
     assert out == messages  # the message with text is not a new exchange: it carries results
     assert pairing_problems(out) == []
+
+
+def test_dropping_an_internal_message_never_orphans_a_tool_result():
+    messages = [user("hola"), {**assistant(tool_use_block("x", "search_kb", {"q": "interno"})), "internal": True},
+                user([tool_result_block("x", "nota interna"), text_block("¿y?")]), assistant(text_block("sigo"))]
+    out = drop_system_prompts()(messages)
+    assert pairing_problems(out) == [] and "nota interna" not in json.dumps(out)
+    assert out == [user("hola"), user([text_block("¿y?")]), assistant(text_block("sigo"))]
+    results_internal = [user("hola"), assistant(tool_use_block("x", "f", {})),
+                        {**user([tool_result_block("x", "r")]), "internal": True}, assistant(text_block("fin"))]
+    assert drop_system_prompts()(results_internal) == [user("hola"), assistant(text_block("fin"))]
+
+
+def test_a_call_still_in_flight_is_not_a_split_pair():
+    messages = [user("hola"), assistant(text_block("paso"), tool_use_block("h", "handoff_to_specialist", {}))]
+    assert drop_system_prompts()(messages) == messages
+    assert keep_pairs(copy.deepcopy(messages)) == [user("hola"), assistant(text_block("paso"))]
 
 
 def test_filters_never_change_their_input():
@@ -194,6 +289,9 @@ def transcripts(draw):
             messages.append(assistant(*lead, *uses))
             trailing = [text_block(draw(TEXTS))] if draw(st.booleans()) else []
             messages.append(user([tool_result_block(u["id"], draw(TEXTS)) for u in uses] + trailing))
+            hidden = draw(st.sampled_from([None, None, -2, -1]))  # a whole tool message marked internal
+            if hidden is not None:
+                messages[hidden] = {**messages[hidden], "internal": True}
         final = internal(draw(TEXTS)) if draw(st.booleans()) else text_block(draw(TEXTS))
         messages.append(assistant(final))
     return messages
@@ -203,7 +301,8 @@ FILTERS = st.one_of(
     st.just(redact_secrets()), st.just(drop_system_prompts()),
     st.lists(st.sampled_from(TOOL_NAMES), max_size=3).map(lambda names: drop_tool_calls(keep=names)),
     st.just(drop_tool_calls(keep=lambda block: "502" in block["input"]["q"])),
-    st.integers(1, 4).map(keep_last_turns))
+    st.integers(1, 4).map(keep_last_turns),
+    st.just(Filter("drop_every_other_message", lambda messages: messages[::2])))  # a careless custom filter
 
 
 @settings(max_examples=150, deadline=None)
@@ -215,8 +314,8 @@ def test_any_composition_keeps_every_pair_and_never_mutates(messages, filters):
     assert messages == original
     assert pairing_problems(out) == []
     assert names == [f.name for f in filters]
-    first = next((m for m in out if m["role"] != "system"), None)
-    assert first is None or first["role"] == "user" and "tool_result" not in json.dumps(first)
+    for f in filters:  # each filter alone keeps the pairs too
+        assert pairing_problems(f(messages)) == []
 
 
 @settings(max_examples=100, deadline=None)
@@ -243,11 +342,25 @@ def test_distill_builds_the_nested_contract_from_flat_facts():
                        verified=["f1"], hypotheses=["h1"], done=["d"], remaining=["w"], constraints=["c"],
                        evidence=[{"kind": "check", "reference": "ref"}], acceptance=["ok"],
                        allowed_tools=["t"], forbidden_actions=["x"], on_reject="stop",
-                       created_at=datetime(2026, 7, 30, tzinfo=timezone.utc))
+                       created_at=datetime(2026, 7, 30, tzinfo=UTC))
     assert (contract.facts.verified, contract.facts.hypotheses) == (["f1"], ["h1"])
     assert (contract.work.done, contract.work.remaining, contract.constraints) == (["d"], ["w"], ["c"])
     assert contract.authority.allowed_tools == ["t"] and contract.recovery.on_reject == "stop"
     assert contract.confirmed_state == "ready" and contract.state_version == 0
+
+
+def test_text_tokens_count_the_text_not_the_json_scaffolding():
+    assert text_tokens([user("hola mundo!!")]) == 3 == text_tokens("hola mundo!!")
+    block = [assistant(tool_use_block("toolu_very_long_identifier", "f", {"q": "abcd"}))]
+    assert text_tokens(block) == math.ceil(len("f abcd") / 4)
+    assert text_tokens(TRIAGE_TO_INFRA) < estimate_tokens(TRIAGE_TO_INFRA)
+    assert text_tokens([]) == 0
+
+
+def test_an_empty_transcript_has_no_ratio_but_a_report():
+    report = distillation_report([], TRIAGE_TO_INFRA)
+    assert report.transcript_tokens == 0 and report.ratio is None
+    assert "ratio=n/a" in repr(report) and "| ratio | n/a |" in report._repr_markdown_()
 
 
 def test_distillation_report_names_the_facts_that_did_not_travel():
@@ -303,4 +416,4 @@ def test_ticket_filters_are_recorded_and_drop_the_dead_ends():
 def test_ticket_is_deterministic():
     first, second = filtered_handoff(), filtered_handoff()
     assert first == second and first[1].to_json() == second[1].to_json()
-    assert TRIAGE_TO_INFRA.created_at == datetime(2026, 7, 30, 9, 58, tzinfo=timezone.utc)
+    assert TRIAGE_TO_INFRA.created_at == datetime(2026, 7, 30, 9, 58, tzinfo=UTC)

@@ -55,4 +55,5 @@ def test_handoff_problems():
         "receptor desconocido 'legal_agent'; los receptores son ['booking_agent', 'policy_agent']"]
     assert handoff_problems(HANDOFF_INPUT, receivers, sender="policy_agent") == [
         "un agente no puede hacerse handoff a sí mismo ('policy_agent')"]
-    assert handoff_problems({**HANDOFF_INPUT, "context": "6000"}, receivers) == ["el campo 'context' debe ser un objeto"]
+    assert handoff_problems({**HANDOFF_INPUT, "context": "6000"}, receivers) == [
+        "el campo 'context' debe ser un objeto"]

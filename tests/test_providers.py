@@ -2,16 +2,28 @@
 
 import base64
 import importlib
+import json
 import subprocess
 import sys
 
 import pytest
-
 from fake_llm_server import FakeLLMServer
+
 from handoffs.agent import Agent
-from handoffs.examples.calculator import (CALCULATOR_SCHEMAS, EQUATION_QUESTION, MATH_TOOLS,
-                                          build_calculator_example)
-from handoffs.providers import ENV_VAR, AnthropicModel, GeminiModel, MissingSDK, OpenAIModel, model_from_env
+from handoffs.errors import UsageError
+from handoffs.examples.calculator import CALCULATOR_SCHEMAS, EQUATION_QUESTION, MATH_TOOLS, build_calculator_example
+from handoffs.providers import (
+    ENV_VAR,
+    AnthropicModel,
+    GeminiModel,
+    MissingSDK,
+    OpenAIModel,
+    UnsupportedSchema,
+    model_from_env,
+    to_anthropic_tools,
+    to_gemini_tools,
+    to_openai_tools,
+)
 
 
 def installed(module):
@@ -127,8 +139,10 @@ def test_openai_tool_loop_through_the_sdk(server):
     assert [tool["function"]["name"] for tool in first["tools"]] == list(MATH_TOOLS)
     assert second["messages"][2:] == [
         {"role": "assistant", "content": "Computing.", "tool_calls": [
-            {"id": "call_1", "type": "function", "function": {"name": "power", "arguments": '{"base": 2, "exponent": 10}'}},
-            {"id": "call_2", "type": "function", "function": {"name": "divide_numbers", "arguments": '{"a": 1, "b": 0}'}}]},
+            {"id": "call_1", "type": "function",
+             "function": {"name": "power", "arguments": '{"base": 2, "exponent": 10}'}},
+            {"id": "call_2", "type": "function",
+             "function": {"name": "divide_numbers", "arguments": '{"a": 1, "b": 0}'}}]},
         {"role": "tool", "tool_call_id": "call_1", "content": "1024"},
         {"role": "tool", "tool_call_id": "call_2", "content": "Error: " + DIVIDE_ERROR}]
 
@@ -211,7 +225,8 @@ def test_a_live_helpful_assistant_hands_off_to_the_scripted_calculator(server, p
     assert text.endswith("x = 2 or x = 3")
     (body,) = server.bodies()
     assert sent_handoff_enum(provider, body) == ("handoff", ["calculator_assistant"])
-    assert str(helpful.last_trace[0]) == "helpful_assistant: handoff -> calculator_assistant (reason: it is an equation)"
+    assert str(helpful.last_trace[0]) == (
+        "helpful_assistant: handoff -> calculator_assistant (reason: it is an equation)")
 
 
 ENV_CASES = [
@@ -266,12 +281,112 @@ def test_a_malformed_model_variable_is_a_clear_error(value):
 def test_a_missing_sdk_names_the_live_extra(monkeypatch, cls, modules):
     for module in modules:
         monkeypatch.setitem(sys.modules, module, None)
-    with pytest.raises(MissingSDK, match=r"needs the .* package; install the live extra with: pip install -e \"\.\[live\]\""):
+    with pytest.raises(MissingSDK,
+                       match=r"needs the .* package; install the live extra with: pip install -e \"\.\[live\]\""):
         cls("some-model", client=object())
 
 
 def test_importing_the_library_imports_no_sdk():
-    code = ("import sys, handoffs, handoffs.providers, handoffs.agent, handoffs.recorder, handoffs.examples.calculator; "
+    code = ("import sys, handoffs, handoffs.providers, handoffs.agent, handoffs.recorder, "
+            "handoffs.examples.calculator; "
             "print(sorted(m for m in ('anthropic', 'openai', 'google.genai') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+# --- converting tool schemas between providers, at conversion time ------------------------------------------
+
+BOOK = {"name": "book_room", "description": "Book a room.", "input_schema": {
+    "type": "object", "properties": {"room": {"type": "string", "enum": ["focus", "studio"]},
+                                     "hours": {"type": "integer"}}, "required": ["room", "hours"]}}
+SHAPES = [BOOK,
+          {"name": "book_room", "description": "Book a room.", "parameters": BOOK["input_schema"]},
+          {"type": "function", "function": {"name": "book_room", "description": "Book a room.",
+                                            "parameters": BOOK["input_schema"]}},
+          {"type": "function", "name": "book_room", "description": "Book a room.", "parameters": BOOK["input_schema"]}]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_every_shape_converts_to_every_provider(shape):
+    assert to_anthropic_tools([shape]) == [BOOK]
+    assert to_openai_tools([shape]) == [{"type": "function", "function": {
+        "name": "book_room", "description": "Book a room.", "parameters": BOOK["input_schema"]}}]
+    assert to_gemini_tools([shape]) == [{"name": "book_room", "description": "Book a room.",
+                                         "parameters": BOOK["input_schema"]}]
+
+
+def test_the_calculator_schemas_convert_unchanged_and_the_input_is_not_mutated():
+    before = json.dumps(CALCULATOR_SCHEMAS, sort_keys=True)
+    assert to_anthropic_tools(CALCULATOR_SCHEMAS) == CALCULATOR_SCHEMAS
+    gemini = to_gemini_tools(to_openai_tools(CALCULATOR_SCHEMAS))
+    assert [tool["parameters"] for tool in gemini] == [tool["input_schema"] for tool in CALCULATOR_SCHEMAS]
+    assert json.dumps(CALCULATOR_SCHEMAS, sort_keys=True) == before
+
+
+def with_property(prop, **extra):
+    return {"name": "lookup", "input_schema": {"type": "object", "properties": {"x": prop}, **extra}}
+
+
+NULLABLE = with_property({"type": ["string", "null"], "description": "optional"})
+ANY_NULL = with_property({"anyOf": [{"type": "string"}, {"type": "null"}], "description": "optional"})
+INT_ENUM = with_property({"type": "integer", "enum": [1, 2, 3]})
+LOCAL_REF = with_property({"$ref": "#/$defs/Room"}, **{"$defs": {"Room": {"type": "string"}}})
+
+
+def test_nullable_types_are_kept_for_anthropic_and_openai_and_folded_for_gemini():
+    for tool in (NULLABLE, ANY_NULL, INT_ENUM, LOCAL_REF):
+        assert to_anthropic_tools([tool])[0]["input_schema"] == tool["input_schema"]
+        assert to_openai_tools([tool])[0]["function"]["parameters"] == tool["input_schema"]
+    for tool in (NULLABLE, ANY_NULL):
+        assert to_gemini_tools([tool])[0]["parameters"]["properties"]["x"] == {
+            "type": "string", "nullable": True, "description": "optional"}
+
+
+@pytest.mark.parametrize("tool, words", [
+    (INT_ENUM, "properties.x has enum [1, 2, 3]; Gemini takes enums of strings only"),
+    (LOCAL_REF, "uses $ref/$defs"),
+    (with_property({"type": ["string", "integer"]}), "Gemini takes one type"),
+    (with_property({"type": "string", "const": "a"}), "uses ['const']"),
+    (with_property({"type": "array", "items": {"type": "integer", "enum": [1]}}), "properties.x.items has enum"),
+])
+def test_what_gemini_cannot_take_fails_at_conversion_naming_the_tool(tool, words):
+    with pytest.raises(UnsupportedSchema, match="tool 'lookup'") as caught:
+        to_gemini_tools([BOOK, tool])
+    assert words in str(caught.value)
+    assert isinstance(caught.value, ValueError) and isinstance(caught.value, UsageError)
+
+
+@pytest.mark.parametrize("convert", [to_anthropic_tools, to_openai_tools])
+@pytest.mark.parametrize("ref", ["https://example.com/room.json", "#/$defs/Missing", "#/definitions"])
+def test_a_reference_outside_the_schema_fails_at_conversion(convert, ref):
+    tool = with_property({"$ref": ref}, **{"$defs": {"Room": {"type": "string"}}, "definitions": "x"})
+    with pytest.raises(UnsupportedSchema) as caught:
+        convert([tool])
+    assert f"tool 'lookup': $ref '{ref}' at properties.x does not point inside the schema" in str(caught.value)
+
+
+@pytest.mark.parametrize("convert", [to_anthropic_tools, to_openai_tools, to_gemini_tools])
+@pytest.mark.parametrize("bad, words", [
+    ({"description": "no name"}, "needs a name"), ("book_room", "must be a dict"),
+    ({"name": "t", "parameters": {"type": "string"}}, "must be an object schema"),
+    ({"name": "t", "parameters": {"type": "object"}, "input_schema": {"type": "object"}}, "both"),
+])
+def test_malformed_tool_schemas_are_clear_errors(convert, bad, words):
+    with pytest.raises(UnsupportedSchema, match=words):
+        convert([bad])
+
+
+@needs_gemini
+def test_converted_gemini_declarations_are_accepted_by_the_sdk():
+    from google.genai import types
+    for tool in (BOOK, NULLABLE, ANY_NULL, *CALCULATOR_SCHEMAS):
+        (declaration,) = to_gemini_tools([tool])
+        types.FunctionDeclaration(**declaration)
+
+
+@needs_gemini
+def test_a_gemini_model_refuses_an_unsupported_schema_before_any_request(server):
+    model = gemini_model(server)
+    with pytest.raises(UnsupportedSchema, match="tool 'lookup'"):
+        model([{"role": "user", "content": "hola"}], tools=[INT_ENUM])
+    assert server.requests == []

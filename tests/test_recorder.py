@@ -7,8 +7,14 @@ import pytest
 
 from handoffs import ScriptedModel, text_block, tool_use_block, turn
 from handoffs.agent import Agent
-from handoffs.examples.calculator import (CALCULATOR_SCHEMAS, EQUATION_QUESTION, MATH_TOOLS,
-                                          build_calculator_example, calculator_script, helpful_script)
+from handoffs.examples.calculator import (
+    CALCULATOR_SCHEMAS,
+    EQUATION_QUESTION,
+    MATH_TOOLS,
+    build_calculator_example,
+    calculator_script,
+    helpful_script,
+)
 from handoffs.recorder import InvalidScript, RecordingModel, load_script
 
 

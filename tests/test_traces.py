@@ -46,7 +46,8 @@ def test_json_lines_round_trip_is_deterministic(tmp_path):
     trace.write(tmp_path / "trace.jsonl")
     text = (tmp_path / "trace.jsonl").read_text(encoding="utf-8")
     assert text == trace.to_jsonl() and len(text.splitlines()) == len(trace) == 10
-    assert text.splitlines()[2].startswith('{"decision_requested": null, "handoff_id": "h1", "kind": "handoff"')
+    assert text.splitlines()[2].startswith(
+        '{"decision_requested": null, "handoff_id": "h1", "hop": false, "kind": "handoff"')
     assert "ámbito" in text  # ensure_ascii=False keeps the Spanish data readable
     assert Trace.read(tmp_path / "trace.jsonl").events == trace.events
 
@@ -55,7 +56,7 @@ def test_ownership_is_a_contiguous_sequence_of_single_owners():
     spans = sample().ownership("T1")
     assert [(s.owner, s.start, s.end) for s in spans] == [
         ("a", 0, 3), ("b", 3, 5), ("guardia", 5, 9), ("b", 9, 10), ("a", 10, 11)]
-    assert all(earlier.end == later.start for earlier, later in zip(spans, spans[1:]))
+    assert all(earlier.end == later.start for earlier, later in zip(spans, spans[1:], strict=False))
 
 
 def test_ownership_refuses_a_trace_where_a_non_owner_acts():
@@ -63,6 +64,13 @@ def test_ownership_refuses_a_trace_where_a_non_owner_acts():
                     event("work", "a", "a", 2, reason="a sigue trabajando")])
     with pytest.raises(ValueError, match="work by 'a' at 2, but the owner then was 'b'"):
         broken.ownership("T1")
+
+
+def test_an_escalation_to_an_agent_marked_as_a_hop_counts_as_one():
+    trace = Trace([event("start", "usuario", "a", 0), event("escalation", "a", "senior", 1, validation="ok", hop=True),
+                   event("escalation", "senior", "guardia", 2, validation="ok"),
+                   event("decision", "guardia", "senior", 3), event("finish", "senior", "usuario", 4)])
+    assert trace.metrics().hops_per_task == {"T1": 1}
 
 
 def test_metrics_hops_time_per_owner_and_rejection_rate():

@@ -110,6 +110,45 @@ def test_every_missing_reference_and_every_unauthorized_tool_is_named():
     assert result.fields == ["authority.allowed_tools.0", "authority.allowed_tools.2"]
 
 
+def test_a_package_from_a_newer_state_than_the_receivers_is_stale():
+    result = accept_handoff(CONTRACT, **RECEIVER, state_version=CONTRACT.state_version - 1)
+    assert (result.reason, result.next_step, result.fields) == ("stale", "reload", ["state_version"])
+    assert "newer than this receiver's" in result.errors[0]["problem"]
+    assert accept_handoff(CONTRACT, **RECEIVER, state_version=CONTRACT.state_version).ok
+
+
+def test_a_contract_without_one_of_the_six_blocks_is_invalid():
+    for block in ("next_objective", "confirmed_state", "evidence", "authority", "acceptance", "recovery"):
+        result = accept_handoff(without(block), **RECEIVER)
+        assert (result.reason, result.fields) == ("invalid", [block]), block
+
+
+def test_a_payload_without_version_is_read_as_version_1():
+    data = as_dict()
+    del data["version"]
+    assert accept_handoff(data, **RECEIVER).ok
+
+
+def test_a_legacy_payload_is_accepted_with_no_tools():
+    legacy = {"task_id": TICKET_ID, "from_agent": "triage", "to_agent": "infra", "reason": "pagos",
+              "goal": "restaurar pagos", "state": {"verified_facts": ["502 desde 09:31"]},
+              "artifacts": [{"kind": "logs", "uri": "logs:payments-api#502"}], "handoff_at": "2026-07-30T09:58:00Z",
+              "urgency": "alta", "decision_requested": "aprobar rollback"}
+    result = accept_handoff(legacy, **RECEIVER)
+    assert result.ok and result.exposed_tools(INFRA_TOOLS) == {}
+    assert result.contract.escalation.urgency == "high"
+
+
+@pytest.mark.parametrize("receiver", [
+    dict(allowed_tools=None), dict(allowed_tools=42), dict(allowed_tools="search_logs"),
+    dict(state_version="3"), dict(state_version=True), dict(evidence_exists="yes"), dict(already_processed=7),
+])
+def test_receiver_arguments_of_the_wrong_type_fail_closed_without_raising(receiver):
+    result = accept_handoff(CONTRACT, **{**RECEIVER, **receiver})
+    check_result(result)
+    assert not result.ok or receiver == dict(already_processed=7)
+
+
 def test_a_resolver_that_raises_is_invalid_with_the_error_recorded():
     def broken(reference):
         raise ConnectionError("artifact store unreachable")
@@ -127,7 +166,9 @@ def test_a_resolver_that_raises_is_invalid_with_the_error_recorded():
     ({**as_dict(), "version": 2}, "version", "version 2 is not supported"),
     ({**as_dict(), "state_version": "3"}, "state_version", "valid integer"),
     ({**as_dict(), "evidence": []}, "evidence", "at least 1 item"),
-    ({"from_agent": "triage", "state": "roto"}, "(root)", "AttributeError"),
+    ({"from_agent": "triage", "state": "roto"}, "(root)", "'state' must be an object"),
+    ({**as_dict(), "version": True}, "version", "version True is not supported"),
+    ({**as_dict(), "authority": None}, "authority", "valid dictionary"),
 ])
 def test_wrong_shapes_are_invalid_with_the_field_and_the_reason(value, field, words):
     result = accept_handoff(value, **RECEIVER)
@@ -233,6 +274,18 @@ def test_never_raises_on_arbitrary_json_values(value):
         result = accept_handoff(given_as, **RECEIVER, state_version=3)
         check_result(result)
         assert not result.ok
+
+
+ANYTHING = JSON | st.binary(max_size=16) | st.sets(st.text(max_size=3), max_size=3) | st.builds(object)
+
+
+@settings(max_examples=150, deadline=None)
+@given(JSON, ANYTHING, ANYTHING, ANYTHING, st.none() | st.just(EVIDENCE.__contains__) | ANYTHING, ANYTHING)
+def test_never_raises_on_any_argument(value, task_id, tools, state, evidence, processed):
+    for given_as in (value, json.dumps(value)):
+        result = accept_handoff(given_as, expected_task_id=task_id, allowed_tools=tools, state_version=state,
+                                evidence_exists=evidence, already_processed=processed)
+        assert isinstance(result, HandoffResult) and result.next_step
 
 
 @settings(max_examples=50, deadline=None)

@@ -21,76 +21,77 @@ The course's example domain (Reservo, the calculator, the TCK-4812 ticket) is in
 ``handoffs.examples``; nothing above imports it.
 """
 
-from .agent import MAX_HOPS, Agent, AgentError, HandoffDepthExceeded
+from .agent import Agent, AgentError, HandoffDepthExceeded
 from .chain import ChainError, ChainResult, Specialist, receiver_answer, receiver_brief, run_handoff_chain
 from .contract import CURRENT_VERSION, HandoffContract, UnsupportedVersion, json_schema, parse_contract
 from .coordinator import (
-                          Coordination,
-                          CoordinationError,
-                          Coordinator,
-                          Decision,
-                          Escalate,
-                          Finish,
-                          Handoff,
-                          Human,
-                          ModelAgent,
-                          Progress,
-                          Return,
-                          ScriptedAgent,
-                          Task,
+    MAX_HOPS,
+    Coordination,
+    CoordinationError,
+    Coordinator,
+    Decision,
+    Escalate,
+    Finish,
+    Handoff,
+    Human,
+    ModelAgent,
+    Progress,
+    Return,
+    ScriptedAgent,
+    Task,
 )
 from .diagram import as_markdown, mermaid_sequence
 from .errors import HandoffsError, ModelBehaviorError, UsageError
 from .filters import (
-                          apply_filters,
-                          compose,
-                          distill,
-                          distillation_report,
-                          drop_system_prompts,
-                          drop_tool_calls,
-                          keep_last_turns,
-                          record_filters,
-                          redact_secrets,
+    apply_filters,
+    compose,
+    distill,
+    distillation_report,
+    drop_system_prompts,
+    drop_tool_calls,
+    keep_last_turns,
+    record_filters,
+    redact_secrets,
 )
 from .loop import MaxTurnsExceeded, MixedTurn, RunResult, run_loop
 from .messages import (
-                          InvalidTurn,
-                          Message,
-                          Turn,
-                          check_turn,
-                          final_text,
-                          format_history,
-                          print_history,
-                          text_block,
-                          tool_result_block,
-                          tool_use_block,
-                          tool_uses,
-                          turn,
-                          unanswered_tool_uses,
+    InvalidTurn,
+    Message,
+    Turn,
+    check_turn,
+    final_text,
+    format_history,
+    print_history,
+    text_block,
+    tool_result_block,
+    tool_use_block,
+    tool_uses,
+    turn,
+    unanswered_tool_uses,
 )
 from .models import Model, ScriptedModel, ScriptExhausted, next_turn
 from .package import (
-                          HANDOFF_TOOL_NAME,
-                          HandoffInput,
-                          HandoffPackage,
-                          InvalidPackage,
-                          SpecialistHandoff,
-                          handoff_problems,
-                          make_handoff_tool,
-                          package_from_tool_input,
+    HANDOFF_TOOL_NAME,
+    HandoffInput,
+    HandoffPackage,
+    InvalidPackage,
+    SpecialistHandoff,
+    handoff_problems,
+    make_handoff_tool,
+    package_from_tool_input,
 )
 from .patterns import Pattern, PatternRun, comparison_table, run_routed, run_with_agent_tools
 from .recorder import RecordingModel, load_script
 from .runner import run_agent_parallel, run_agent_robust, run_agent_with_handoff
 from .store import HandoffStore, StoredContract
 from .tools import (
-                          ToolSchema,
-                          dispatch_parallel,
-                          dispatch_safely,
-                          function_schema,
-                          schemas_of,
-                          to_input_schema_format,
-                          to_parameters_format,
+    ToolSchema,
+    dispatch_parallel,
+    dispatch_safely,
+    function_schema,
+    schemas_of,
+    to_input_schema_format,
+    to_parameters_format,
 )
 from .traces import Trace, TraceEvent, plot_metrics
 from .validation import HandoffResult, accept_handoff, granted_tools, run_receiver

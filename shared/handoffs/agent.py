@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from .coordinator import MAX_HOPS
 from .errors import HandoffsError, UsageError
 from .loop import MixedTurn, run_loop, start_messages
 from .messages import Message, ToolResultBlock, ToolUseBlock
@@ -32,7 +33,6 @@ from .models import AnyModel
 from .tools import Tool, ToolSchema, json_schema_of, to_input_schema_format
 
 AGENT_HANDOFF_TOOL = "handoff"
-MAX_HOPS = 3
 BASE_SYSTEM_PROMPT = (
     "You are an autonomous agent and may call functions over several steps when that helps. "
     "The user only reads what you write once you stop calling functions, so finish with a "

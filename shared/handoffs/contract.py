@@ -1,26 +1,55 @@
 """The handoff contract: a small, versioned, validated package. Taught in lesson 05.
 
-Six blocks make a handoff explicit (seed 002): the next objective, the confirmed state,
-evidence references, bounded authority, acceptance criteria and recovery. The seed 001
-payload adds verified facts kept apart from hypotheses, work done / remaining,
-constraints and artifacts by URI; escalation adds urgency and the decision requested.
+Six blocks make a handoff explicit (seed 002), and all six are required: the next
+objective, the confirmed state, evidence references, bounded authority, acceptance
+criteria and recovery. Authority is written, never defaulted: a payload without it is
+invalid, not "no tools". The seed 001 payload adds verified facts kept apart from
+hypotheses, work done / remaining, constraints and artifacts by URI; escalation adds
+urgency and the decision requested.
 
-``parse_contract`` reads any version: version 1 is validated as is, the legacy
-version-0 payload of seed 001 is migrated, and a newer version is refused with a
-reason, never read as if it were version 1.
+``contract_data`` is the one normaliser of "a contract given as a model, a dict or JSON
+text": the store, the validator and the coordinator all read contracts through it.
+A payload without ``version`` is version 1 (as the committed schema says); the legacy
+version-0 payload of seed 001 (``from_agent``, ``goal``, ``state``) is migrated, and a
+newer version is refused with a reason, never read as if it were version 1.
+
+Every text field is bounded, so a receiver never has to read an unbounded package:
+``MAX_ID_CHARS`` for names and ids, ``MAX_TEXT_CHARS`` for any other text,
+``MAX_ITEMS`` entries per list and ``MAX_CONTRACT_CHARS`` for a contract given as text.
 """
 
+import hashlib
 import json
-from datetime import datetime, timezone
-from typing import Literal, Optional
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints, ValidationError, field_validator
 
 from .errors import UsageError
 
 CURRENT_VERSION = 1
+MAX_ID_CHARS = 128
+"""The longest id or participant name (handoff_id, task_id, sender, receiver, a tool name)."""
+MAX_TEXT_CHARS = 2_000
+"""The longest text field or list entry (reason, objective, a fact, a criterion, a reference)."""
+MAX_ITEMS = 50
+"""The most entries in any list of the contract."""
+MAX_CONTRACT_CHARS = 200_000
+"""The longest contract accepted as JSON text, checked before parsing it."""
 
-NonEmpty = Field(min_length=1)
+Id = Annotated[str, StringConstraints(min_length=1, max_length=MAX_ID_CHARS)]
+Text = Annotated[str, StringConstraints(min_length=1, max_length=MAX_TEXT_CHARS)]
+Entry = Annotated[str, StringConstraints(max_length=MAX_TEXT_CHARS)]
+Entries = Annotated[list[Entry], Field(max_length=MAX_ITEMS)]
+ToolNames = Annotated[list[Annotated[str, StringConstraints(max_length=MAX_ID_CHARS)]], Field(max_length=MAX_ITEMS)]
+
+
+class InvalidContract(UsageError, ValueError):
+    """A contract that cannot even be read: not a model, a dict or JSON text of an object, or too large."""
+
+
+class UnsupportedVersion(InvalidContract):
+    """A contract of a version this code cannot read or migrate."""
 
 
 class _Block(BaseModel):
@@ -30,114 +59,147 @@ class _Block(BaseModel):
 class Facts(_Block):
     """What the sender verified, kept apart from what it only suspects."""
 
-    verified: list[str] = []
-    hypotheses: list[str] = []
+    verified: Entries = []
+    hypotheses: Entries = []
 
 
 class Work(_Block):
     """Work already done, so the receiver does not repeat it, and work that remains."""
 
-    done: list[str] = []
-    remaining: list[str] = []
+    done: Entries = []
+    remaining: Entries = []
 
 
 class Evidence(_Block):
     """A checkable reference that backs the confirmed state."""
 
     kind: Literal["artifact", "check", "decision"]
-    reference: str = NonEmpty
+    reference: Text
 
 
 class Artifact(_Block):
     """A large artifact, referenced by URI instead of embedded."""
 
-    kind: str = NonEmpty
-    uri: str = NonEmpty
+    kind: Id
+    uri: Text
 
 
 class Authority(_Block):
     """What the receiver may do with this handoff, and what stays forbidden."""
 
-    allowed_tools: list[str] = []
-    forbidden_actions: list[str] = []
+    allowed_tools: ToolNames = []
+    forbidden_actions: Entries = []
 
 
 class Recovery(_Block):
     """What happens when the receiver rejects the handoff."""
 
     on_reject: Literal["repair", "escalate", "stop"]
-    resume_from: Optional[str] = None
+    resume_from: Entry | None = None
 
 
 class Escalation(_Block):
     """A handoff up: how urgent it is and which decision is requested."""
 
     urgency: Literal["low", "medium", "high"]
-    decision_requested: str = NonEmpty
+    decision_requested: Text
 
 
 class HandoffContract(_Block):
     """Version 1 of the handoff contract; immutable once built."""
 
     version: Literal[1] = 1
-    handoff_id: str = NonEmpty
-    task_id: str = NonEmpty
-    sender: str = NonEmpty
-    receiver: str = NonEmpty
-    reason: str = NonEmpty
-    next_objective: str = NonEmpty
+    handoff_id: Id
+    task_id: Id
+    sender: Id
+    receiver: Id
+    reason: Text
+    next_objective: Text
     confirmed_state: Literal["ready", "blocked", "needs-review"]
     state_version: StrictInt = Field(ge=0)
     facts: Facts = Facts()
     work: Work = Work()
-    constraints: list[str] = []
-    evidence: list[Evidence] = Field(min_length=1)
-    artifacts: list[Artifact] = []
-    authority: Authority = Authority()
-    acceptance: list[str] = Field(min_length=1)
+    constraints: Entries = []
+    evidence: Annotated[list[Evidence], Field(min_length=1, max_length=MAX_ITEMS)]
+    artifacts: Annotated[list[Artifact], Field(max_length=MAX_ITEMS)] = []
+    authority: Authority
+    acceptance: Annotated[list[Entry], Field(min_length=1, max_length=MAX_ITEMS)]
     recovery: Recovery
-    escalation: Optional[Escalation] = None
+    escalation: Escalation | None = None
     created_at: datetime
-    filters_applied: list[str] = []
+    filters_applied: ToolNames = []
 
     @field_validator("created_at")
     @classmethod
-    def _utc(cls, value):
+    def _utc(cls, value: datetime) -> datetime:
         if value.tzinfo is None or value.utcoffset() is None:
             raise ValueError("created_at must carry a time zone (UTC)")
-        return value.astimezone(timezone.utc)
+        return value.astimezone(UTC)
 
     @field_validator("acceptance")
     @classmethod
-    def _criteria_not_blank(cls, value):
+    def _criteria_not_blank(cls, value: list[str]) -> list[str]:
         if any(not criterion.strip() for criterion in value):
             raise ValueError("acceptance criteria must not be blank")
         return value
 
-    def to_json(self):
+    def to_json(self) -> str:
         """The contract as JSON text (snake_case names, UTC time)."""
         return self.model_dump_json()
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"HandoffContract(v{self.version} {self.handoff_id}: {self.sender} -> {self.receiver}, "
                 f"task={self.task_id!r}, state={self.confirmed_state}@{self.state_version})")
 
 
-class UnsupportedVersion(UsageError, ValueError):
-    """A contract of a version this code cannot read or migrate."""
-
-
-def json_schema():
+def json_schema() -> dict[str, Any]:
     """The JSON Schema of the current contract, as committed in ``schemas/``."""
     return HandoffContract.model_json_schema()
 
 
-def migrate_v0(payload):
-    """Turn the legacy seed-001 payload (from_agent, goal, state{...}, handoff_at) into version 1 fields."""
-    state = payload.get("state", {})
+_URGENCY = {"alta": "high", "media": "medium", "baja": "low"}  # seed 001 writes urgency="alta"
+
+
+def _object(payload: dict[str, Any], key: str) -> dict[str, Any]:
+    value = payload.get(key, {})
+    if not isinstance(value, dict):
+        raise InvalidContract(f"version-0 field {key!r} must be an object, got {type(value).__name__}")
+    return value
+
+
+def _list(payload: dict[str, Any], key: str) -> list[Any]:
+    value = payload.get(key, [])
+    if not isinstance(value, list):
+        raise InvalidContract(f"version-0 field {key!r} must be a list, got {type(value).__name__}")
+    return value
+
+
+def legacy_id(payload: dict[str, Any]) -> str:
+    """A version-0 payload's handoff id: its own, or one derived from its content (same content, same id)."""
+    given = payload.get("handoff_id")
+    if isinstance(given, str) and given:
+        return given
+    digest = hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()
+    return f"{payload.get('task_id')}-v0-{digest[:12]}"
+
+
+def migrate_v0(payload: dict[str, Any]) -> dict[str, Any]:
+    """Turn the legacy seed-001 payload (from_agent, goal, state{...}, handoff_at) into version 1 fields.
+
+    The migration writes what version 0 never said: the state is "needs-review", the
+    authority is no tools at all (least privilege, written here on purpose) and a
+    rejection is repaired. ``urgency`` and ``decision_requested`` become the escalation.
+    """
+    state = _object(payload, "state")
+    artifacts = _list(payload, "artifacts")
+    escalation = None
+    if "urgency" in payload or "decision_requested" in payload:
+        urgency = payload.get("urgency")
+        escalation = {"urgency": _URGENCY.get(urgency, urgency) if isinstance(urgency, str) else urgency,
+                      "decision_requested": payload.get("decision_requested")}
     return {
         "version": 1,
-        "handoff_id": payload.get("handoff_id") or f"{payload.get('task_id')}-legacy",
+        "handoff_id": legacy_id(payload),
         "task_id": payload.get("task_id"),
         "sender": payload.get("from_agent"),
         "receiver": payload.get("to_agent"),
@@ -148,28 +210,79 @@ def migrate_v0(payload):
         "facts": {"verified": state.get("verified_facts", []), "hypotheses": state.get("hypotheses", [])},
         "work": {"done": state.get("work_done", []), "remaining": state.get("work_remaining", [])},
         "constraints": state.get("constraints", []),
-        "evidence": [{"kind": "artifact", "reference": a.get("uri")} for a in payload.get("artifacts", [])],
-        "artifacts": payload.get("artifacts", []),
+        "evidence": [{"kind": "artifact", "reference": a.get("uri") if isinstance(a, dict) else a}
+                     for a in artifacts],
+        "artifacts": artifacts,
+        "authority": {"allowed_tools": [], "forbidden_actions": []},
         "acceptance": payload.get("acceptance") or [f"objective met: {payload.get('goal')}"],
         "recovery": {"on_reject": "repair", "resume_from": None},
+        "escalation": escalation,
         "created_at": payload.get("handoff_at"),
         "filters_applied": ["migrated-from-v0"],
     }
 
 
-def parse_contract(value):
-    """Validate a contract given as JSON text or a dict, migrating version 0 and refusing newer versions."""
-    data = json.loads(value) if isinstance(value, (str, bytes)) else value
-    if not isinstance(data, dict):
-        raise UnsupportedVersion(f"a contract must be a JSON object, got {type(data).__name__}")
-    version = data.get("version", 0)
-    if version == 0 and "from_agent" in data:
-        data = migrate_v0(data)
-    elif version != CURRENT_VERSION:
+def read_object(value: object) -> dict[str, Any]:
+    """The JSON object of a contract given as a model, a dict or JSON text; ``InvalidContract`` for anything else."""
+    if isinstance(value, HandoffContract):
+        return value.model_dump(mode="json")
+    if isinstance(value, (str, bytes, bytearray)):
+        if len(value) > MAX_CONTRACT_CHARS:
+            raise InvalidContract(f"a contract is at most {MAX_CONTRACT_CHARS} characters of JSON, "
+                                  f"got {len(value)}")
+        try:
+            value = json.loads(value)
+        except (ValueError, RecursionError) as error:  # malformed JSON, bad UTF-8, absurd nesting
+            raise InvalidContract(f"not valid JSON: {type(error).__name__}: {error}") from None
+    if not isinstance(value, dict):
+        raise InvalidContract(f"a contract must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def contract_data(value: object) -> dict[str, Any]:
+    """A contract given as a model, a dict or JSON text, as a version-1 dict (version 0 migrated, not validated).
+
+    Raises ``InvalidContract`` for anything that is not a JSON object (or is too large),
+    and ``UnsupportedVersion`` for a version other than 0 and 1 (a bool is not a version).
+    """
+    data = read_object(value)
+    if "version" not in data:
+        return migrate_v0(data) if "from_agent" in data else {**data, "version": CURRENT_VERSION}
+    version = data["version"]
+    if type(version) is int and version == 0:
+        return migrate_v0(data)
+    if type(version) is not int or version != CURRENT_VERSION:
         raise UnsupportedVersion(
             f"contract version {version!r} is not supported: this receiver reads version "
             f"{CURRENT_VERSION} (and migrates the legacy version-0 payload)")
-    return HandoffContract.model_validate(data)
+    return data
+
+
+def parse_contract(value: object) -> HandoffContract:
+    """Validate a contract given as a model, a dict or JSON text, migrating version 0 and refusing newer versions."""
+    if isinstance(value, HandoffContract):
+        return value
+    return HandoffContract.model_validate(contract_data(value))
+
+
+def canonical_form(value: object) -> dict[str, Any]:
+    """The contract's content in one canonical form: equal content, equal form, however it was given.
+
+    A readable contract goes through the model (defaults filled in, time in UTC, version 0
+    migrated); an invalid one keeps its fields, and a version this code cannot read stays
+    exactly as given, for a reader that knows it.
+    """
+    data = read_object(value)
+    try:
+        data = contract_data(data)
+        return HandoffContract.model_validate(data).model_dump(mode="json")
+    except (UnsupportedVersion, ValidationError):
+        return data
+
+
+def canonical_json(value: object) -> str:
+    """``canonical_form`` as compact JSON text with sorted keys."""
+    return json.dumps(canonical_form(value), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 if __name__ == "__main__":  # python -m handoffs.contract > schemas/handoff_contract.v1.json

@@ -5,157 +5,73 @@ The policy, one rule per edge case:
 1. Exactly one owner at every moment. Ownership moves only when the receiver's
    ``accept_handoff`` says ok. A rejected handoff leaves the sender as owner, and the
    rejection (a ``HandoffResult`` with its next step) is the sender's next input.
-2. A hop is an accepted handoff between agents. A handoff past ``max_hops`` (3 by
-   default) is cut before delivery and escalated to the human on call. Escalations,
-   human decisions and returns are not hops: the way up and the way back stay open.
-3. A handoff to an agent that already owned the task (A -> B -> A) is a cycle: it is
-   cut and escalated too. Giving the task back with ``Return`` is not a cycle, and a
-   repeat of an already accepted handoff is not one either: validation skips it.
-4. A human is a participant. It sees the escalation's urgency and the decision
+2. A handoff to a receiver that is not a participant (or to none) is rejected the same
+   way, as invalid: it goes back to its sender to repair, and the run goes on.
+3. A hop is an accepted transfer between agents: a handoff, or an escalation to an
+   agent. A hop past ``max_hops`` (``MAX_HOPS`` = 3 by default) is cut before delivery
+   and escalated to the human on call. Escalations to a human, human decisions and
+   returns are not hops: the way up and the way back stay open.
+4. A hop to an agent already in the chain (A -> B -> A) is a cycle: it is cut and
+   escalated too. ``Return`` gives the task back to its original owner and closes the
+   chain, so a new handoff after it is not a cycle (the hop count still grows). A
+   repeat of an already accepted handoff is not a cycle either: validation skips it.
+5. A human is a participant. It sees the escalation's urgency and the decision
    requested, answers, and the task goes back to whoever escalated.
-5. Everything is a ``TraceEvent`` timed by the clock: a logical counter by default,
+6. Everything is a ``TraceEvent`` timed by the clock: a logical counter by default,
    so a run is reproducible; pass ``clock=time.monotonic`` for real time.
+
+The participants and their outcomes live in ``handoffs.participants``.
 """
 
-import json
 from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Any
 
-from .contract import HandoffContract, parse_contract
-from .errors import HandoffsError
-from .messages import final_text
-from .runner import run_agent_robust
+from pydantic import ValidationError
+
+from .contract import HandoffContract, InvalidContract, canonical_form, parse_contract
+from .errors import ModelBehaviorError, UsageError
+from .participants import (
+    CoordinationError,
+    Decision,
+    Escalate,
+    Finish,
+    Handoff,
+    Human,
+    InvalidOutcome,
+    ModelAgent,
+    Outcome,
+    OutOfScript,
+    Participant,
+    Progress,
+    Return,
+    ScriptedAgent,
+    Task,
+    escalation_prompt,
+)
 from .traces import USER, LogicalClock, Trace, TraceEvent
-from .validation import accept_handoff, run_receiver
+from .validation import HandoffResult, accept_handoff
+
+__all__ = ["MAX_HOPS", "Coordination", "CoordinationError", "Coordinator", "Decision", "Escalate", "Finish",
+           "Handoff", "Human", "InvalidOutcome", "ModelAgent", "NoHumanOnCall", "OutOfScript", "Outcome",
+           "Participant", "Progress", "Return", "RunNotFinished", "ScriptedAgent", "Task", "UnknownParticipant",
+           "escalation_prompt"]
+
+MAX_HOPS = 3
+"""The default hop limit of a chain (seed 001: "p. ej. 3 saltos"); the Agent class uses it too."""
 
 
-class CoordinationError(HandoffsError):
-    """The run cannot go on: an unknown participant, a script that ran out, too many steps."""
+class UnknownParticipant(CoordinationError, UsageError):
+    """A task owner, a decision's addressee or the human on call that is not a participant."""
 
 
-@dataclass(frozen=True)
-class Task:
-    """A task, its request, its original owner (who closes it) and its current state version."""
-    task_id: str
-    request: str
-    owner: str
-    state_version: Optional[int] = None
+class NoHumanOnCall(CoordinationError, UsageError):
+    """A chain was cut and there is nobody to escalate it to."""
 
 
-# The outcomes a participant's turn can return.
-@dataclass(frozen=True)
-class Progress:
-    """The owner worked on the task and keeps it."""
-    note: str
-
-
-@dataclass(frozen=True)
-class Handoff:
-    """Hand the task to another agent; the contract may be a model, a dict or JSON text."""
-    contract: object
-
-
-@dataclass(frozen=True)
-class Escalate:
-    """Hand the task up to a human with a contract whose ``escalation`` is set."""
-    contract: object
-
-    def __post_init__(self):
-        if isinstance(self.contract, HandoffContract) and self.contract.escalation is None:
-            raise ValueError(f"Escalate needs a contract with an escalation block; {self.contract!r} has none")
-
-
-@dataclass(frozen=True)
-class Decision:
-    """A human's answer, sent back to the participant that escalated."""
-    answer: str
-    to: str
-
-
-@dataclass(frozen=True)
-class Return:
-    """Give the task back to its original owner, with the resolution."""
-    resolution: str
-
-
-@dataclass(frozen=True)
-class Finish:
-    """Close the task with the result for the user."""
-    result: str
-
-
-class ScriptedAgent:
-    """A scripted participant: its script holds one outcome, or a function ``(task, received)``, per step."""
-
-    def __init__(self, name, script, tools=()):
-        self.name, self.script, self.tools = name, list(script), tuple(tools)
-
-    def act(self, step, task, received):
-        """The outcome of this agent's ``step``-th turn, given what it ``received`` last."""
-        if step >= len(self.script):
-            raise CoordinationError(f"agent {self.name!r} has no outcome for step {step}: "
-                                    f"its script has {len(self.script)}")
-        outcome = self.script[step]
-        return outcome(task, received) if callable(outcome) else outcome
-
-    def __repr__(self):
-        return f"ScriptedAgent({self.name!r}, tools={list(self.tools)}, {len(self.script)} scripted steps)"
-
-
-class ModelAgent:
-    """An agent driven by a model through ``run_agent_robust``: a final text finishes, a package hands off.
-
-    ``to_contract(task, package)`` turns the model's HandoffPackage into a HandoffContract.
-    A scripted model replays from its first turn on every step, so give it one step's turns.
-    """
-
-    def __init__(self, name, model, tools, to_contract=None, receivers=()):
-        self.name, self.model, self.functions, self.tools = name, model, dict(tools), tuple(tools)
-        self.to_contract, self.receivers = to_contract, receivers
-
-    def act(self, step, task, received):
-        """Run the model on the contract it received (with the granted tools only) or on the request."""
-        if isinstance(received, HandoffContract):
-            final, _, package = run_receiver(received, self.model, self.functions, self.name, receivers=self.receivers)
-        else:
-            brief = task.request if received is None else f"{task.request}\n\n{received!r}"
-            final, _, package = run_agent_robust(brief, self.model, self.functions, self.name, self.receivers)
-        return Finish(final_text(final)) if package is None else Handoff(self.to_contract(task, package))
-
-    def __repr__(self):
-        return f"ModelAgent({self.name!r}, tools={list(self.tools)}, receivers={list(self.receivers)})"
-
-
-def escalation_prompt(contract):
-    """What a human on call reads: urgency, task, decision requested, reason and verified facts."""
-    urgency = contract.escalation.urgency if contract.escalation else "unset"
-    decision = contract.escalation.decision_requested if contract.escalation else contract.next_objective
-    facts = "; ".join(contract.facts.verified) or "none"
-    return (f"ESCALATION [{urgency}] task {contract.task_id} from {contract.sender}\n"
-            f"Decision requested: {decision}\nReason: {contract.reason}\nVerified facts: {facts}\nYour answer: ")
-
-
-class Human:
-    """A person as a participant: answers escalations from scripted ``answers`` or through ``ask`` (e.g. ``input``)."""
-
-    def __init__(self, name, answers=(), ask=None, tools=()):
-        self.name, self.answers, self.ask, self.tools = name, list(answers), ask, tuple(tools)
-
-    def act(self, step, task, received):
-        """Show the escalation, take the answer, and send it back to whoever escalated."""
-        prompt = escalation_prompt(received)
-        if self.ask is not None:
-            answer = self.ask(prompt)
-        elif step < len(self.answers):
-            answer = self.answers[step]
-        else:
-            raise CoordinationError(f"human {self.name!r} has no answer for escalation {step}")
-        return Decision(str(answer).strip(), to=received.sender)
-
-    def __repr__(self):
-        how = "ask" if self.ask is not None else f"{len(self.answers)} scripted answers"
-        return f"Human({self.name!r}, {how})"
+class RunNotFinished(CoordinationError, ModelBehaviorError):
+    """Nobody finished the task within ``max_steps``."""
 
 
 @dataclass(frozen=True)
@@ -164,38 +80,48 @@ class Coordination:
 
     task: Task
     result: str
-    owners: tuple
+    owners: tuple[str, ...]
     hops: int
     trace: Trace
 
     @property
-    def final_owner(self):
+    def final_owner(self) -> str:
         """The participant that closed the task."""
         return self.owners[-1]
 
     @property
-    def ownership(self):
+    def ownership(self) -> list[Any]:
         """Who owned the task from when to when, read from the trace."""
         return self.trace.ownership(self.task.task_id)
 
-    def _repr_markdown_(self):
+    def _repr_markdown_(self) -> str:
         return self.trace._repr_markdown_()
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         route = [owner for i, owner in enumerate(self.owners) if i == 0 or owner != self.owners[i - 1]]
         return f"Coordination({self.task.task_id}: {' -> '.join(route)}, hops={self.hops}, result={self.result!r})"
 
 
-def _fields(value):
-    """A contract as a plain dict, as far as it can be read ({} when it is not even JSON)."""
-    if isinstance(value, HandoffContract):
-        return value.model_dump(mode="json")
-    if isinstance(value, (str, bytes)):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            return {}
-    return value if isinstance(value, dict) else {}
+def _fields(value: object) -> dict[str, Any]:
+    """A contract's fields as far as they can be read ({} when it is not even a JSON object)."""
+    try:
+        return canonical_form(value)
+    except InvalidContract:
+        return {}
+
+
+def _text(fields: dict[str, Any], key: str) -> str | None:
+    value = fields.get(key)
+    return value if isinstance(value, str) else None
+
+
+def _event(fields: dict[str, Any]) -> dict[str, Any]:
+    """The trace fields of an offered contract, each only when it has the right type."""
+    escalation = fields.get("escalation")
+    escalation = escalation if isinstance(escalation, dict) else {}
+    version = fields.get("version")
+    return dict(handoff_id=_text(fields, "handoff_id"), version=version if type(version) is int else None,
+                urgency=_text(escalation, "urgency"), decision_requested=_text(escalation, "decision_requested"))
 
 
 @dataclass
@@ -203,22 +129,22 @@ class _Run:
     """The state of one run: the owner, the chain of owners, hops, processed handoffs, the trace."""
 
     task: Task
-    clock: Callable
+    clock: Callable[[], float]
     owner: str = ""
     hops: int = 0
     cuts: int = 0
-    chain: list = field(default_factory=list)
-    processed: set = field(default_factory=set)
-    steps: Counter = field(default_factory=Counter)
-    last: Optional[HandoffContract] = None
+    chain: list[str] = field(default_factory=list)
+    processed: set[str] = field(default_factory=set)
+    steps: Counter[str] = field(default_factory=Counter)
+    last: HandoffContract | None = None
     trace: Trace = field(default_factory=Trace)
 
-    def record(self, kind, receiver, reason="", **fields):
+    def record(self, kind: str, receiver: str, reason: str = "", **fields: Any) -> TraceEvent:
         """Append an event sent by the current owner (the user, for ``start``)."""
         sender = USER if kind == "start" else self.owner
         return self.trace.append(TraceEvent(kind, self.task.task_id, sender, receiver, self.clock(), reason, **fields))
 
-    def move(self, kind, receiver, reason="", **fields):
+    def move(self, kind: str, receiver: str, reason: str = "", **fields: Any) -> None:
         """Record an event that hands the task to ``receiver``, and make it the owner."""
         self.record(kind, receiver, reason, **fields)
         self.owner = receiver
@@ -227,18 +153,24 @@ class _Run:
 class Coordinator:
     """Runs a task through its participants with exactly one owner at a time."""
 
-    def __init__(self, participants, *, escalate_to=None, max_hops=3, clock=None, max_steps=50, evidence_exists=None):
+    def __init__(self, participants: Iterable[Participant], *, escalate_to: str | None = None,
+                 max_hops: int = MAX_HOPS, clock: Callable[[], float] | None = None, max_steps: int = 50,
+                 evidence_exists: Callable[[str], bool] | None = None) -> None:
         self.participants = {p.name: p for p in participants}
-        humans = [p.name for p in participants if isinstance(p, Human)]
+        humans = [name for name, p in self.participants.items() if isinstance(p, Human)]
         self.escalate_to = escalate_to or (humans[0] if humans else None)
+        if self.escalate_to is not None:
+            self._participant(self.escalate_to)
         self.max_hops, self.clock, self.max_steps, self.evidence_exists = max_hops, clock, max_steps, evidence_exists
 
-    def run(self, task):
+    def run(self, task: Task) -> Coordination:
         """Run ``task`` from its original owner until someone finishes it; returns a Coordination."""
         run = _Run(task, self.clock or LogicalClock(), chain=[task.owner])
         self._participant(task.owner)
         run.move("start", task.owner, task.request)
-        received, result, owners = None, None, []
+        received: Any = None
+        result: str | None = None
+        owners: list[str] = []
         while result is None and len(owners) < self.max_steps:
             owner = run.owner
             owners.append(owner)
@@ -257,80 +189,98 @@ class Coordinator:
                     received = outcome
                 case Return(resolution):
                     if owner == task.owner:
-                        raise CoordinationError(f"{owner!r} already owns {task.task_id}: nothing to return")
+                        raise InvalidOutcome(f"{owner!r} already owns {task.task_id}: nothing to return")
                     run.move("return", task.owner, resolution)
+                    run.chain = [task.owner]  # the chain is closed: a new handoff starts a new one
                     received = outcome
                 case Finish(text):
                     run.record("finish", USER, text)
                     result = text
                 case _:
-                    raise CoordinationError(f"{owner!r} returned {outcome!r}, which is not an outcome")
+                    raise InvalidOutcome(f"{owner!r} returned {outcome!r}, which is not an outcome")
         if result is None:
-            raise CoordinationError(f"task {task.task_id} is not finished after {self.max_steps} steps")
+            raise RunNotFinished(f"task {task.task_id} is not finished after {self.max_steps} steps")
         return Coordination(task, result, tuple(owners), run.hops, run.trace)
 
-    def _participant(self, name):
+    def _participant(self, name: str) -> Participant:
         if name not in self.participants:
-            raise CoordinationError(f"unknown participant {name!r}; participants are {sorted(self.participants)}")
+            raise UnknownParticipant(f"unknown participant {name!r}; participants are {sorted(self.participants)}")
         return self.participants[name]
 
-    def _offer(self, run, kind, value):
-        """The owner offers a handoff or an escalation: cut it, or let its receiver validate it."""
+    def _offer(self, run: _Run, kind: str, value: object) -> HandoffResult | HandoffContract:
+        """The owner offers a handoff or an escalation: refuse it, cut it, or let its receiver validate it."""
         fields = _fields(value)
-        if fields.get("sender", run.owner) != run.owner:
-            raise CoordinationError(f"{run.owner!r} owns {run.task.task_id}, but the contract says it is "
-                                    f"sent by {fields['sender']!r}")
-        cut = self._cut_reason(run, fields) if kind == "handoff" else None
+        sender = fields.get("sender", run.owner)
+        if sender != run.owner:
+            raise InvalidOutcome(f"{run.owner!r} owns {run.task.task_id}, but the contract says it is "
+                                 f"sent by {sender!r}")
+        receiver = fields.get("receiver")
+        if not isinstance(receiver, str) or receiver not in self.participants:
+            return self._refuse(run, kind, value, fields)
+        hop = kind == "handoff" or not isinstance(self.participants[receiver], Human)
+        cut = self._cut_reason(run, fields) if hop else None
         return self._cut(run, fields, cut) if cut else self._transfer(run, kind, value, fields)
 
-    def _transfer(self, run, kind, value, fields):
+    def _refuse(self, run: _Run, kind: str, value: object, fields: dict[str, Any]) -> HandoffResult:
+        """A transfer to nobody, or to someone who is not a participant: invalid, back to its sender to repair."""
+        receiver = fields.get("receiver")
+        named = f"{receiver!r} is not a participant" if receiver else "the contract names no receiver"
+        problem = {"field": "receiver", "problem": f"{named}; participants are {sorted(self.participants)}"}
+        check = accept_handoff(fields or value, expected_task_id=run.task.task_id, allowed_tools=())
+        others = tuple(e for e in check.errors if e["field"] != "receiver") if check.reason == "invalid" else ()
+        refusal = HandoffResult(ok=False, reason="invalid", contract=check.contract, errors=(problem, *others))
+        shown = receiver if isinstance(receiver, str) and receiver else "?"
+        run.record(kind, shown, _text(fields, "reason") or "", validation="invalid", **_event(fields))
+        return refusal
+
+    def _transfer(self, run: _Run, kind: str, value: object,
+                  fields: dict[str, Any]) -> HandoffResult | HandoffContract:
         """Give the task to the contract's receiver only if it accepts; returns what the next owner receives."""
-        receiver = self._participant(fields.get("receiver"))
-        check = accept_handoff(value, expected_task_id=run.task.task_id, allowed_tools=receiver.tools,
+        receiver = self._participant(fields["receiver"])
+        hop = kind == "handoff" or not isinstance(receiver, Human)
+        check = accept_handoff(fields, expected_task_id=run.task.task_id, allowed_tools=receiver.tools,
                                state_version=run.task.state_version, evidence_exists=self.evidence_exists,
                                already_processed=run.processed)
-        escalation = fields.get("escalation") or {}
-        event = dict(handoff_id=fields.get("handoff_id"), version=fields.get("version"),
-                     urgency=escalation.get("urgency"), decision_requested=escalation.get("decision_requested"))
-        reason = fields.get("reason") or ""
-        if not check.ok or check.duplicate:
+        reason = _text(fields, "reason") or ""
+        if not check.ok or check.duplicate or check.contract is None:
             skipped = "duplicate" if check.duplicate else check.reason
-            run.record(kind, receiver.name, reason, validation=skipped, **event)
+            run.record(kind, receiver.name, reason, validation=skipped, **_event(fields))
             return check
-        run.move(kind, receiver.name, reason, validation="ok", **event)
+        run.move(kind, receiver.name, reason, validation="ok", hop=hop, **_event(fields))
         run.processed.add(check.contract.handoff_id)
         run.last = check.contract
-        if kind == "handoff":
+        if hop:
             run.hops += 1
             run.chain.append(receiver.name)
         return check.contract
 
-    def _cut_reason(self, run, fields):
-        """Why this handoff must be cut (a cycle, the hop limit), or None."""
+    def _cut_reason(self, run: _Run, fields: dict[str, Any]) -> str | None:
+        """Why this hop must be cut (a cycle, the hop limit), or None."""
         if fields.get("handoff_id") in run.processed:
             return None  # a repeat: validation skips it as a duplicate
-        if fields.get("receiver") in run.chain:
+        if fields["receiver"] in run.chain:
             return "cycle: " + " -> ".join(run.chain + [fields["receiver"]])
         if run.hops >= self.max_hops:
             return f"hop limit reached ({self.max_hops} hops)"
         return None
 
-    def _cut(self, run, fields, why):
+    def _cut(self, run: _Run, fields: dict[str, Any], why: str) -> HandoffResult | HandoffContract:
         """Record the cut and escalate it to the human on call, on behalf of the owner."""
-        run.record("cut", fields.get("receiver") or "?", why, handoff_id=fields.get("handoff_id"))
+        run.record("cut", fields["receiver"], why, handoff_id=_text(fields, "handoff_id"))
         if self.escalate_to is None:
-            raise CoordinationError(f"{run.task.task_id}: {why}, and there is no human to escalate to")
+            raise NoHumanOnCall(f"{run.task.task_id}: {why}, and there is no human to escalate to")
         escalation = self._escalation(run, fields, why)
         return self._transfer(run, "escalation", escalation, _fields(escalation))
 
-    def _escalation(self, run, fields, why):
+    def _escalation(self, run: _Run, fields: dict[str, Any], why: str) -> HandoffContract:
         """The escalation contract of a cut: the cut handoff's facts and work, sent up with no tools."""
+        base: HandoffContract | None
         try:
             base = parse_contract(fields)
-        except Exception:
+        except (InvalidContract, ValidationError):
             base = run.last
         if base is None:
-            raise CoordinationError(f"{run.task.task_id}: {why}, and no readable contract to escalate")
+            raise NoHumanOnCall(f"{run.task.task_id}: {why}, and no readable contract to escalate")
         run.cuts += 1
         state = run.task.state_version if run.task.state_version is not None else base.state_version
         return HandoffContract.model_validate({
@@ -342,6 +292,6 @@ class Coordinator:
             "escalation": {"urgency": "high", "decision_requested": f"the chain was cut ({why}): how should "
                                                                     f"{run.owner} go on?"}})
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"Coordinator({list(self.participants)}, escalate_to={self.escalate_to!r}, "
                 f"max_hops={self.max_hops})")

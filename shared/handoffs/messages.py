@@ -124,7 +124,7 @@ def check_turn(turn: Any, where: str = "turn") -> Turn:
     return checked
 
 
-def unanswered_tool_uses(messages: Sequence[Message]) -> list[str]:
+def unanswered_tool_uses(messages: Sequence[Message] | Sequence[dict[str, Any]]) -> list[str]:
     """Ids of tool_use blocks that the next message does not answer with a tool_result."""
     missing: list[str] = []
     for i, message in enumerate(messages):

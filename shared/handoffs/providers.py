@@ -7,16 +7,36 @@ optional extra (``pip install -e ".[live]"``) imported only when a model is buil
 
 ``model_from_env(default)`` reads ``HANDOFFS_MODEL`` (``anthropic:<model>``,
 ``openai:<model>`` or ``gemini:<model>``); unset, it returns ``default``.
+
+Tool schemas are converted by ``to_anthropic_tools``, ``to_openai_tools`` and
+``to_gemini_tools``, which take a list of schemas in any of the shapes - Anthropic's
+``input_schema``, OpenAI's ``{"type": "function", "function": {...}}`` (or the flat
+Responses form) and Gemini's ``parameters`` - and return that provider's shape. What a
+provider cannot take fails there, with an ``UnsupportedSchema`` naming the tool, never
+at the first call:
+
+==================================  =====================  ==========================
+JSON Schema construct               Anthropic, OpenAI      Gemini (``parameters``)
+==================================  =====================  ==========================
+``$ref`` to ``#/$defs/...``         kept                   refused (OpenAPI subset)
+``$ref`` to another document        refused                refused
+``enum`` of integers                kept                   refused (string enums only)
+``type: ["string", "null"]``        kept                   ``nullable: true``
+``anyOf: [{...}, {"type": "null"}]`` kept                   ``nullable: true``
+a key the Gemini Schema lacks       kept                   refused
+==================================  =====================  ==========================
 """
 
 import importlib
 import itertools
 import json
 import os
+from collections.abc import Iterable, Mapping
+from typing import Any
 
-from .tools import to_input_schema_format, to_parameters_format
-from .errors import UsageError
-from .messages import text_block, tool_use_block, turn
+from .errors import ModelBehaviorError, UsageError
+from .messages import Block, Turn, text_block, tool_use_block, turn
+from .tools import UnsupportedSchema, unpack_tool_schema
 
 ENV_VAR = "HANDOFFS_MODEL"
 # Gemini 3 asks for the thought signature of each function call it made; for calls whose
@@ -29,7 +49,136 @@ class MissingSDK(UsageError, ImportError):
     """A live model needs an SDK that is not installed."""
 
 
-def _sdk(module, package, who):
+class InvalidModelName(UsageError, ValueError):
+    """A HANDOFFS_MODEL value that is not ``provider:model``."""
+
+
+class MalformedToolCall(ModelBehaviorError, ValueError):
+    """A model returned tool-call arguments that are not a JSON object."""
+
+
+Schema = dict[str, Any]
+
+GEMINI_SCHEMA_KEYS = frozenset({
+    "type", "format", "title", "description", "nullable", "enum", "default", "example", "items", "minItems",
+    "maxItems", "properties", "required", "minProperties", "maxProperties", "propertyOrdering", "minimum",
+    "maximum", "minLength", "maxLength", "pattern", "anyOf"})
+"""The fields of the Gemini SDK's ``types.Schema`` (an OpenAPI 3.0 subset) that a tool's parameters may use."""
+
+
+def _walk(node: Any, path: str = "") -> Iterable[tuple[str, Schema]]:
+    """Every subschema of a JSON Schema with its path, the root first."""
+    if isinstance(node, dict):
+        yield path or "(root)", node
+        for key, value in node.items():
+            if key in ("properties", "$defs", "definitions") and isinstance(value, dict):
+                for child, sub in value.items():
+                    yield from _walk(sub, f"{path}.{key}.{child}".lstrip("."))
+            elif key in ("items", "additionalProperties", "not"):
+                yield from _walk(value, f"{path}.{key}".lstrip("."))
+            elif key in ("anyOf", "oneOf", "allOf", "prefixItems") and isinstance(value, list):
+                for i, sub in enumerate(value):
+                    yield from _walk(sub, f"{path}.{key}.{i}".lstrip("."))
+
+
+def _local_refs_only(name: str, parameters: Schema) -> None:
+    """Refuse a ``$ref`` that leaves the schema or points nowhere (Anthropic and OpenAI take local ones)."""
+    for path, node in _walk(parameters):
+        ref = node.get("$ref")
+        if ref is None:
+            continue
+        target: Any = parameters
+        parts = ref[2:].split("/") if isinstance(ref, str) and ref.startswith("#/") else None
+        for part in parts or []:
+            target = target.get(part) if isinstance(target, dict) else None
+        if parts is None or not isinstance(target, dict):
+            raise UnsupportedSchema(f"tool {name!r}: $ref {ref!r} at {path} does not point inside the schema; "
+                                    "only local references such as '#/$defs/Name' are supported")
+
+
+def _description(description: str | None) -> Schema:
+    return {} if description is None else {"description": description}
+
+
+def to_anthropic_tools(schemas: Iterable[object]) -> list[Schema]:
+    """Tool schemas in any shape as Anthropic tools: ``{"name", "description", "input_schema"}``."""
+    tools = []
+    for schema in schemas:
+        name, description, parameters = unpack_tool_schema(schema)
+        _local_refs_only(name, parameters)
+        tools.append({"name": name, **_description(description), "input_schema": parameters})
+    return tools
+
+
+def to_openai_tools(schemas: Iterable[object]) -> list[Schema]:
+    """Tool schemas in any shape as OpenAI Chat Completions tools: ``{"type": "function", "function": {...}}``."""
+    tools = []
+    for schema in schemas:
+        name, description, parameters = unpack_tool_schema(schema)
+        _local_refs_only(name, parameters)
+        tools.append({"type": "function", "function": {"name": name, **_description(description),
+                                                       "parameters": parameters}})
+    return tools
+
+
+def _gemini_node(name: str, path: str, node: Schema) -> Schema:
+    """One subschema in the Gemini SDK's Schema: nullable types folded, what it cannot take refused."""
+    node = dict(node)
+    where = f"tool {name!r}: {path}"
+    if "$ref" in node or "$defs" in node or "definitions" in node:
+        raise UnsupportedSchema(f"{where} uses $ref/$defs, which Gemini function declarations do not support; "
+                                "inline the referenced schema")
+    types = node.get("type")
+    if isinstance(types, list):
+        others = [t for t in types if t != "null"]
+        if len(others) != 1:
+            raise UnsupportedSchema(f"{where} has type {types!r}; Gemini takes one type (plus null)")
+        node["type"] = others[0]
+        if "null" in types:
+            node["nullable"] = True
+    branches = node.get("anyOf")
+    if isinstance(branches, list) and any(isinstance(b, dict) and b.get("type") == "null" for b in branches):
+        kept = [b for b in branches if not (isinstance(b, dict) and b.get("type") == "null")]
+        del node["anyOf"]
+        if len(kept) == 1 and isinstance(kept[0], dict):
+            node = {**kept[0], **node, "nullable": True}
+        else:
+            node.update(anyOf=kept, nullable=True)
+    enum = node.get("enum")
+    if enum is not None and not all(isinstance(value, str) for value in enum):
+        raise UnsupportedSchema(f"{where} has enum {enum!r}; Gemini takes enums of strings only")
+    unknown = sorted(set(node) - GEMINI_SCHEMA_KEYS)
+    if unknown:
+        raise UnsupportedSchema(f"{where} uses {unknown}, which the Gemini Schema does not have")
+    return node
+
+
+def _gemini_schema(name: str, node: Any, path: str = "(root)") -> Any:
+    """A JSON Schema rewritten, node by node, for Gemini's ``parameters``."""
+    if not isinstance(node, dict):
+        return node
+    node = _gemini_node(name, path, node)
+    prefix = "" if path == "(root)" else f"{path}."
+    if isinstance(node.get("properties"), dict):
+        node["properties"] = {key: _gemini_schema(name, sub, f"{prefix}properties.{key}")
+                              for key, sub in node["properties"].items()}
+    if "items" in node:
+        node["items"] = _gemini_schema(name, node["items"], f"{prefix}items")
+    if isinstance(node.get("anyOf"), list):
+        node["anyOf"] = [_gemini_schema(name, sub, f"{prefix}anyOf.{i}") for i, sub in enumerate(node["anyOf"])]
+    return node
+
+
+def to_gemini_tools(schemas: Iterable[object]) -> list[Schema]:
+    """Tool schemas in any shape as Gemini function declarations: ``{"name", "description", "parameters"}``."""
+    tools = []
+    for schema in schemas:
+        name, description, parameters = unpack_tool_schema(schema)
+        tools.append({"name": name, **_description(description), "parameters": _gemini_schema(name, parameters)})
+    return tools
+
+
+def _sdk(module: str, package: str, who: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError as error:
@@ -37,15 +186,15 @@ def _sdk(module, package, who):
                          'pip install -e ".[live]"') from error
 
 
-def _turn(blocks):
+def _turn(blocks: list[Any]) -> Turn:
     return turn(*blocks) if blocks else turn(text_block(""))
 
 
-def _text_of(blocks):
+def _text_of(blocks: list[Any]) -> str:
     return "\n".join(block["text"] for block in blocks if block.get("type") == "text" and block["text"])
 
 
-def _blocks(content):
+def _blocks(content: Any) -> list[Any]:
     return [text_block(content)] if isinstance(content, str) else content
 
 
@@ -53,14 +202,14 @@ class LiveModel:
     """What the three live models share: a provider, a model name and a readable repr."""
 
     provider = "live"
-    model = None
+    model: str | None = None
 
     @property
-    def name(self):
+    def name(self) -> str:
         """``provider:model``, the form HANDOFFS_MODEL uses."""
         return f"{self.provider}:{self.model}"
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"{type(self).__name__}({self.model!r})"
 
 
@@ -69,21 +218,22 @@ class AnthropicModel(LiveModel):
 
     provider = "anthropic"
 
-    def __init__(self, model, client=None, max_tokens=1024):
+    def __init__(self, model: str, client: Any = None, max_tokens: int = 1024) -> None:
         self.model = model
         self.max_tokens = max_tokens
         anthropic = _sdk("anthropic", "anthropic", type(self).__name__)
         self.client = client if client is not None else anthropic.Anthropic()
 
-    def __call__(self, messages, tools=(), system=None):
+    def __call__(self, messages: list[Any], tools: Iterable[object] = (),
+                 system: str | None = None) -> Turn:
         request = {"model": self.model, "max_tokens": self.max_tokens, "messages": self.to_api_messages(messages)}
         if system:
             request["system"] = system
         if tools:
-            request["tools"] = [to_input_schema_format(t) for t in tools]
+            request["tools"] = to_anthropic_tools(tools)
         return self.to_turn(self.client.messages.create(**request))
 
-    def to_api_messages(self, messages):
+    def to_api_messages(self, messages: list[Any]) -> list[Any]:
         """Our history is already in the Messages shape: drop empty text blocks, which the API refuses."""
         converted = []
         for message in messages:
@@ -94,9 +244,9 @@ class AnthropicModel(LiveModel):
         return converted
 
     @staticmethod
-    def to_turn(response):
+    def to_turn(response: Any) -> Turn:
         """Our turn from an ``anthropic.types.Message``."""
-        blocks = []
+        blocks: list[Block] = []
         for block in response.content:
             if block.type == "text":
                 blocks.append(text_block(block.text))
@@ -110,18 +260,19 @@ class OpenAIModel(LiveModel):
 
     provider = "openai"
 
-    def __init__(self, model, client=None):
+    def __init__(self, model: str, client: Any = None) -> None:
         self.model = model
         openai = _sdk("openai", "openai", type(self).__name__)
         self.client = client if client is not None else openai.OpenAI()
 
-    def __call__(self, messages, tools=(), system=None):
+    def __call__(self, messages: list[Any], tools: Iterable[object] = (),
+                 system: str | None = None) -> Turn:
         request = {"model": self.model, "messages": self.to_api_messages(messages, system)}
         if tools:
-            request["tools"] = [{"type": "function", "function": to_parameters_format(t)} for t in tools]
+            request["tools"] = to_openai_tools(tools)
         return self.to_turn(self.client.chat.completions.create(**request))
 
-    def to_api_messages(self, messages, system=None):
+    def to_api_messages(self, messages: list[Any], system: str | None = None) -> list[Any]:
         """Chat Completions messages: a system message, tool calls on the assistant, one tool message per result."""
         converted = [{"role": "system", "content": system}] if system else []
         for message in messages:
@@ -140,8 +291,8 @@ class OpenAIModel(LiveModel):
         return converted
 
     @staticmethod
-    def _assistant(blocks):
-        message = {"role": "assistant", "content": _text_of(blocks) or None}
+    def _assistant(blocks: list[Any]) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": _text_of(blocks) or None}
         calls = [{"id": b["id"], "type": "function",
                   "function": {"name": b["name"], "arguments": json.dumps(b["input"], ensure_ascii=False)}}
                  for b in blocks if b.get("type") == "tool_use"]
@@ -150,18 +301,21 @@ class OpenAIModel(LiveModel):
         return message
 
     @staticmethod
-    def to_turn(response):
+    def to_turn(response: Any) -> Turn:
         """Our turn from an ``openai`` ChatCompletion: its text, then its function calls."""
         message = response.choices[0].message
-        blocks = [text_block(message.content)] if message.content else []
+        blocks: list[Block] = [text_block(message.content)] if message.content else []
         for call in message.tool_calls or []:
             if call.type != "function":
                 continue
             try:
                 arguments = json.loads(call.function.arguments or "{}")
             except json.JSONDecodeError as error:
-                raise ValueError(f"OpenAI returned arguments for {call.function.name!r} that are not JSON: "
-                                 f"{call.function.arguments!r}") from error
+                raise MalformedToolCall(f"OpenAI returned arguments for {call.function.name!r} that are not JSON: "
+                                        f"{call.function.arguments!r}") from error
+            if not isinstance(arguments, dict):
+                raise MalformedToolCall(f"OpenAI returned arguments for {call.function.name!r} that are not a JSON "
+                                        f"object: {call.function.arguments!r}")
             blocks.append(tool_use_block(call.id, call.function.name, arguments))
         return _turn(blocks)
 
@@ -171,18 +325,19 @@ class GeminiModel(LiveModel):
 
     provider = "gemini"
 
-    def __init__(self, model, client=None):
+    def __init__(self, model: str, client: Any = None) -> None:
         self.model = model
         self._types = _sdk("google.genai.types", "google-genai", type(self).__name__)
         if client is None:
             client = _sdk("google.genai", "google-genai", type(self).__name__).Client()
         self.client = client
-        self._signatures = {}
+        self._signatures: dict[str, bytes] = {}
         self._ids = itertools.count(1)
 
-    def __call__(self, messages, tools=(), system=None):
+    def __call__(self, messages: list[Any], tools: Iterable[object] = (),
+                 system: str | None = None) -> Turn:
         types = self._types
-        declarations = [types.FunctionDeclaration(**to_parameters_format(t)) for t in tools]
+        declarations = [types.FunctionDeclaration(**declaration) for declaration in to_gemini_tools(tools)]
         config = types.GenerateContentConfig(
             system_instruction=system or None,
             tools=[types.Tool(function_declarations=declarations)] if declarations else None)
@@ -190,7 +345,7 @@ class GeminiModel(LiveModel):
             model=self.model, contents=self.to_api_messages(messages), config=config)
         return self.to_turn(response)
 
-    def to_api_messages(self, messages):
+    def to_api_messages(self, messages: list[Any]) -> list[Any]:
         """``types.Content`` list: roles user/model, function calls and responses matched by id."""
         types, names, contents = self._types, {}, []
         for message in messages:
@@ -218,14 +373,14 @@ class GeminiModel(LiveModel):
         return contents
 
     @staticmethod
-    def _api_id(tool_id):
+    def _api_id(tool_id: str) -> str | None:
         return None if tool_id.startswith(GEMINI_LOCAL_ID) else tool_id
 
-    def to_turn(self, response):
+    def to_turn(self, response: Any) -> Turn:
         """Our turn from a ``GenerateContentResponse``; calls without an id get a local one."""
         candidates = response.candidates or []
         content = candidates[0].content if candidates else None
-        blocks = []
+        blocks: list[Block] = []
         for part in (content.parts or []) if content is not None else []:
             if part.thought:
                 continue
@@ -243,7 +398,7 @@ class GeminiModel(LiveModel):
 PROVIDERS = {"anthropic": AnthropicModel, "openai": OpenAIModel, "gemini": GeminiModel}
 
 
-def model_from_env(default=None, environ=None):
+def model_from_env(default: Any = None, environ: Mapping[str, str] | None = None) -> Any:
     """The live model HANDOFFS_MODEL names (``provider:model``), or ``default`` when it is unset."""
     value = (os.environ if environ is None else environ).get(ENV_VAR, "").strip()
     if not value:
@@ -251,6 +406,6 @@ def model_from_env(default=None, environ=None):
     provider, _, model = value.partition(":")
     provider, model = provider.strip().lower(), model.strip()
     if provider not in PROVIDERS or not model:
-        raise ValueError(f"{ENV_VAR}={value!r} is not 'provider:model' with a provider in "
+        raise InvalidModelName(f"{ENV_VAR}={value!r} is not 'provider:model' with a provider in "
                          f"{sorted(PROVIDERS)}, e.g. 'anthropic:<model>', 'openai:<model>', 'gemini:<model>'")
     return PROVIDERS[provider](model)

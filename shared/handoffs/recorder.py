@@ -9,7 +9,9 @@ import copy
 import json
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from .errors import UsageError
 from .messages import InvalidTurn
@@ -20,27 +22,31 @@ class InvalidScript(UsageError, ValueError):
     """A script file is not JSON, or not a list of turns in the Messages shape."""
 
 
+class NotAModel(UsageError, TypeError):
+    """Something that is not a callable model, where a model is needed."""
+
+
 class RecordingModel:
     """A live model wrapped so that every turn it returns is kept, in order."""
 
-    def __init__(self, inner, name=None):
+    def __init__(self, inner: Any, name: str | None = None) -> None:
         if not callable(inner):
-            raise TypeError(f"RecordingModel wraps a live model, a callable model(messages, tools=..., system=...); "
+            raise NotAModel(f"RecordingModel wraps a live model, a callable model(messages, tools=..., system=...); "
                             f"got {type(inner).__name__}")
         self.inner = inner
         self.name = name or getattr(inner, "name", None) or "recorded"
-        self.turns = []
+        self.turns: list[dict[str, Any]] = []
 
-    def __call__(self, messages, tools=(), system=None):
+    def __call__(self, messages: list[Any], tools: Iterable[Any] = (), system: str | None = None) -> Any:
         result = self.inner(messages, tools=tools, system=system)
         self.turns.append(copy.deepcopy(result))
         return result
 
-    def script(self):
+    def script(self) -> ScriptedModel:
         """The recorded turns as a ScriptedModel, without a trip to disk."""
         return ScriptedModel(self.turns, name=self.name)
 
-    def save_script(self, path):
+    def save_script(self, path: str | os.PathLike[str]) -> Path:
         """Write the recorded turns to ``path`` as deterministic JSON, atomically; returns the path."""
         path = Path(path)
         text = json.dumps({"name": self.name, "turns": self.turns},
@@ -57,11 +63,11 @@ class RecordingModel:
             raise
         return path
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"RecordingModel({self.inner!r}, turns={len(self.turns)})"
 
 
-def load_script(path, name=None):
+def load_script(path: str | os.PathLike[str], name: str | None = None) -> ScriptedModel:
     """A ScriptedModel from a file ``save_script`` wrote (or a bare JSON list of turns)."""
     path = Path(path)
     try:

@@ -2,27 +2,44 @@
 
 Three tables hold what must survive a crash:
 
-* ``contracts`` - one row per ``handoff_id`` (the idempotency key) with the raw JSON
-  exactly as delivered, its ``version`` and a status: pending -> processing -> done;
+* ``contracts`` - one row per ``handoff_id`` (the idempotency key) with the contract in
+  canonical JSON (so a model, a dict and re-indented JSON of the same content are one
+  delivery), its ``version`` and a status: pending -> processing -> done, or dead;
 * ``ownership`` - who took each task, when, and from which handoff;
 * ``outbox``    - messages to send, written in the same transaction as the change
-  that causes them (the transactional outbox), so none is lost or sent twice.
+  that causes them (the transactional outbox), so none is lost.
 
-A worker claims a pending contract for a lease; if it dies, the claim expires and
-another worker reclaims it. Raw JSON and version live side by side: this code reads
-version 1 and returns any other version as a ``StoredContract`` without a contract.
+Delivery is at least once, processed once by an idempotent consumer - never "exactly
+once". A worker claims a pending contract for a lease and may ``renew`` or ``release``
+it; if it dies, the lease expires and another worker reclaims it. Only the holder of the
+current claim may ``complete``: a stale claimant's late result is refused, so each
+handoff's result is stored once. A handoff claimed ``max_attempts`` times without
+completion is a dead letter, never claimed again. A relayer claims outbox messages the
+same way, so two relayers never hold the same message; one that dies mid-send leaves
+its claim to expire and the message is sent again, which the receiver deduplicates by
+``handoff_id``.
+
+Raw JSON and version live side by side: this code reads version 1 (and migrates
+version 0) and returns any other version as a ``StoredContract`` without a contract.
 """
 
 import json
+import os
+import pathlib
 import sqlite3
 import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any
 
 from pydantic import ValidationError
 
-from .contract import CURRENT_VERSION, HandoffContract, UnsupportedVersion, parse_contract
+from .contract import CURRENT_VERSION, HandoffContract, InvalidContract, canonical_form, parse_contract
+from .errors import HandoffsError, UsageError
+
+MAX_ATTEMPTS = 5
+"""How many claims a handoff gets before it becomes a dead letter."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS contracts (
@@ -30,7 +47,7 @@ CREATE TABLE IF NOT EXISTS contracts (
     task_id     TEXT NOT NULL,
     version     INTEGER NOT NULL,
     raw         TEXT NOT NULL,
-    status      TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'processing', 'done')),
+    status      TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'processing', 'done', 'dead')),
     worker      TEXT,
     lease_until REAL,
     attempts    INTEGER NOT NULL DEFAULT 0,
@@ -46,14 +63,33 @@ CREATE TABLE IF NOT EXISTS ownership (
     at         REAL NOT NULL
 );
 CREATE TABLE IF NOT EXISTS outbox (
-    seq        INTEGER PRIMARY KEY AUTOINCREMENT,
-    handoff_id TEXT NOT NULL REFERENCES contracts(handoff_id),
-    topic      TEXT NOT NULL,
-    recipient  TEXT NOT NULL,
-    payload    TEXT NOT NULL,
-    sent_at    REAL
+    seq           INTEGER PRIMARY KEY AUTOINCREMENT,
+    handoff_id    TEXT NOT NULL REFERENCES contracts(handoff_id),
+    topic         TEXT NOT NULL,
+    recipient     TEXT NOT NULL,
+    payload       TEXT NOT NULL,
+    sent_at       REAL,
+    relayer       TEXT,
+    claimed_until REAL
 );
 """
+OUTBOX_COLUMNS = {"relayer": "TEXT", "claimed_until": "REAL"}  # added to stores created before relayer claims
+
+
+class StoreError(HandoffsError):
+    """The database file cannot be opened, read or written; the message names the file."""
+
+
+class ReadOnlyStore(StoreError, UsageError):
+    """A write to a store opened read-only (or whose file is read-only)."""
+
+
+class ConflictingDelivery(UsageError, ValueError):
+    """A handoff id delivered again with different content."""
+
+
+class UnknownHandoff(UsageError, KeyError):
+    """No handoff with this id in the store."""
 
 
 @dataclass(frozen=True)
@@ -66,76 +102,132 @@ class StoredContract:
     raw: str
     status: str
     attempts: int
-    worker: Optional[str] = None
-    result: Optional[str] = None
-    contract: Optional[HandoffContract] = None
-    error: Optional[str] = None  # why ``contract`` is None
+    worker: str | None = None
+    result: str | None = None
+    contract: HandoffContract | None = None
+    error: str | None = None  # why ``contract`` is None
 
     @property
-    def readable(self):
+    def readable(self) -> bool:
         """True when this code could parse the contract."""
         return self.contract is not None
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         note = "" if self.readable else f", unreadable: {self.error}"
         return f"StoredContract({self.handoff_id} v{self.version} {self.status}, attempts={self.attempts}{note})"
 
 
-def _fields(contract):
-    """(raw JSON, handoff_id, task_id, version) of a contract given as a model, a dict or JSON text."""
-    if isinstance(contract, HandoffContract):
-        return contract.to_json(), contract.handoff_id, contract.task_id, contract.version
-    data = json.loads(contract) if isinstance(contract, (str, bytes)) else contract
-    missing = [key for key in ("handoff_id", "task_id") if not data.get(key)]
+def _stored_form(contract: object) -> tuple[str, str, str, int, dict[str, Any]]:
+    """(canonical JSON, handoff_id, task_id, version, fields) of a contract given as a model, a dict or JSON text."""
+    data = canonical_form(contract)
+    missing = [key for key in ("handoff_id", "task_id") if not isinstance(data.get(key), str) or not data[key]]
     if missing:
-        raise ValueError(f"cannot store a contract without {missing}")
-    raw = contract if isinstance(contract, str) else json.dumps(data, sort_keys=True, ensure_ascii=False)
-    return raw, data["handoff_id"], data["task_id"], data.get("version", 0)
+        raise InvalidContract(f"cannot store a contract without {missing}")
+    version = data.get("version", CURRENT_VERSION)
+    if type(version) is not int:
+        raise InvalidContract(f"cannot store a contract whose version is {version!r}: it must be a whole number")
+    raw = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return raw, data["handoff_id"], data["task_id"], version, data
 
 
-def _read(row):
+def _read(row: sqlite3.Row) -> StoredContract:
     """A StoredContract from a contracts row, parsing only what this code can read."""
     contract = error = None
     try:
         contract = parse_contract(row["raw"])
-    except (UnsupportedVersion, ValidationError, ValueError) as problem:
+    except (InvalidContract, ValidationError) as problem:
         error = f"{type(problem).__name__}: {problem}"
     return StoredContract(row["handoff_id"], row["task_id"], row["version"], row["raw"], row["status"],
                           row["attempts"], row["worker"], row["result"], contract, error)
 
 
-class HandoffStore:
-    """Contracts, ownership events and an outbox in one SQLite file (WAL mode)."""
+def _field(raw: str, key: str, default: str) -> str:
+    value = json.loads(raw).get(key)
+    return value if isinstance(value, str) and value else default
 
-    def __init__(self, path, lease_seconds=30.0, clock=time.time):
-        self.path, self.lease_seconds, self.clock = str(path), lease_seconds, clock
-        self.db = sqlite3.connect(self.path, isolation_level=None, timeout=5.0)
-        self.db.row_factory = sqlite3.Row
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA foreign_keys=ON")
-        self.db.execute("PRAGMA busy_timeout=5000")
-        self.db.executescript(SCHEMA)
+
+class HandoffStore:
+    """Contracts, ownership events and an outbox in one SQLite file (WAL mode); ``readonly=True`` only reads."""
+
+    def __init__(self, path: str | os.PathLike[str], lease_seconds: float = 30.0,
+                 clock: Callable[[], float] = time.time, *, max_attempts: int = MAX_ATTEMPTS,
+                 readonly: bool = False) -> None:
+        if max_attempts < 1:
+            raise UsageError(f"max_attempts must be at least 1, got {max_attempts}")
+        self.path, self.lease_seconds, self.clock, self.max_attempts = str(path), lease_seconds, clock, max_attempts
+        exists = os.path.exists(self.path)
+        self.readonly = readonly or (exists and not os.access(self.path, os.W_OK))
+        if self.readonly and not exists:
+            raise StoreError(f"cannot open {self.path} read-only: no such file")
+        self.db = self._connect()
+
+    def _connect(self) -> sqlite3.Connection:
+        """Open the file, set it up (or check it is a database, read-only); close it again on any failure."""
+        try:
+            if self.readonly:
+                uri = pathlib.Path(self.path).resolve().as_uri() + "?mode=ro"
+                db = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=5.0)
+            else:
+                db = sqlite3.connect(self.path, isolation_level=None, timeout=5.0)
+        except sqlite3.Error as error:
+            raise StoreError(f"cannot open {self.path}: {error}") from error
+        try:
+            db.row_factory = sqlite3.Row
+            db.execute("PRAGMA busy_timeout=5000")
+            if self.readonly:
+                db.execute("SELECT COUNT(*) FROM contracts").fetchone()
+            else:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA foreign_keys=ON")
+                db.executescript(SCHEMA)
+                present = {row["name"] for row in db.execute("PRAGMA table_info(outbox)")}
+                for column, kind in OUTBOX_COLUMNS.items():
+                    if column not in present:
+                        db.execute(f"ALTER TABLE outbox ADD COLUMN {column} {kind}")
+        except sqlite3.Error as error:
+            db.close()
+            raise StoreError(f"{self.path} is not a usable handoff store: {error}") from error
+        return db
 
     @contextmanager
-    def _transaction(self):
-        """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any error."""
-        self.db.execute("BEGIN IMMEDIATE")
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any error; a database error names the file."""
+        if self.readonly:
+            raise ReadOnlyStore(f"{self.path} is open read-only: it cannot be written")
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as error:
+            raise StoreError(f"cannot write {self.path}: {error}") from error
         try:
             yield self.db
-        except BaseException:
-            self.db.execute("ROLLBACK")
+            self.db.execute("COMMIT")
+        except BaseException as error:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+            if isinstance(error, sqlite3.Error):
+                raise StoreError(f"cannot write {self.path}: {error}") from error
             raise
-        self.db.execute("COMMIT")
 
-    def deliver(self, contract):
-        """Store a handoff and its outbox message once; True when new, False for a repeat."""
-        raw, handoff_id, task_id, version = _fields(contract)
-        receiver = json.loads(raw).get("receiver", "")
+    def _rows(self, query: str, args: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        """The rows of a read query; a database error names the file."""
+        try:
+            return self.db.execute(query, args).fetchall()
+        except sqlite3.Error as error:
+            raise StoreError(f"cannot read {self.path}: {error}") from error
+
+    def deliver(self, contract: object) -> bool:
+        """Store a handoff and its outbox message once; True when new, False for a repeat of the same content.
+
+        The content decides, not its form: a model, a dict and re-indented JSON of one
+        contract are one delivery. The same id with other content is a ConflictingDelivery.
+        """
+        raw, handoff_id, task_id, version, data = _stored_form(contract)
+        receiver = data.get("receiver") if isinstance(data.get("receiver"), str) else ""
         with self._transaction() as db:
             row = db.execute("SELECT raw FROM contracts WHERE handoff_id = ?", (handoff_id,)).fetchone()
             if row is not None:
                 if row["raw"] != raw:
-                    raise ValueError(f"handoff {handoff_id!r} was already delivered with different content")
+                    raise ConflictingDelivery(f"handoff {handoff_id!r} was already delivered with different content")
                 return False
             seq = db.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM contracts").fetchone()[0]
             db.execute("INSERT INTO contracts (handoff_id, task_id, version, raw, seq) VALUES (?, ?, ?, ?, ?)",
@@ -144,11 +236,17 @@ class HandoffStore:
                        (handoff_id, receiver, json.dumps({"handoff_id": handoff_id, "task_id": task_id})))
         return True
 
-    def claim_next(self, worker, versions=(CURRENT_VERSION,)):
-        """Claim the oldest pending (or expired) contract of a readable version for ``worker``; None if none."""
+    def claim_next(self, worker: str, versions: Sequence[int] = (CURRENT_VERSION,)) -> StoredContract | None:
+        """Claim the oldest pending (or expired) contract of a readable version for ``worker``; None if none.
+
+        A handoff already claimed ``max_attempts`` times becomes a dead letter instead.
+        """
         now = self.clock()
         marks = ", ".join("?" for _ in versions)
         with self._transaction() as db:
+            db.execute("UPDATE contracts SET status = 'dead', lease_until = NULL WHERE attempts >= ? AND "
+                       "(status = 'pending' OR (status = 'processing' AND lease_until < ?))",
+                       (self.max_attempts, now))
             row = db.execute(
                 f"SELECT * FROM contracts WHERE version IN ({marks}) AND (status = 'pending' OR "
                 "(status = 'processing' AND lease_until < ?)) ORDER BY seq LIMIT 1", (*versions, now)).fetchone()
@@ -157,73 +255,125 @@ class HandoffStore:
             db.execute("UPDATE contracts SET status = 'processing', worker = ?, lease_until = ?, "
                        "attempts = attempts + 1 WHERE handoff_id = ?",
                        (worker, now + self.lease_seconds, row["handoff_id"]))
-            owner = json.loads(row["raw"]).get("receiver", worker)
             db.execute("INSERT INTO ownership (task_id, owner, worker, handoff_id, at) VALUES (?, ?, ?, ?, ?)",
-                       (row["task_id"], owner, worker, row["handoff_id"], now))
+                       (row["task_id"], _field(row["raw"], "receiver", worker), worker, row["handoff_id"], now))
         return self.get(row["handoff_id"])
 
-    def complete(self, handoff_id, result, worker=None):
-        """Mark a claimed handoff done and queue its result, once; False if it was not ours to complete."""
+    def _held(self, db: sqlite3.Connection, handoff_id: str, worker: str) -> sqlite3.Row | None:
+        """The row when ``worker`` holds the current claim on it (an expired lease no one reclaimed still counts)."""
+        row = db.execute("SELECT * FROM contracts WHERE handoff_id = ?", (handoff_id,)).fetchone()
+        if row is None:
+            raise UnknownHandoff(f"no handoff {handoff_id!r} in {self.path}")
+        return row if row["status"] == "processing" and row["worker"] == worker else None
+
+    def renew(self, handoff_id: str, worker: str) -> bool:
+        """Extend ``worker``'s lease by ``lease_seconds`` from now; False if it does not hold the claim."""
         with self._transaction() as db:
-            row = db.execute("SELECT * FROM contracts WHERE handoff_id = ?", (handoff_id,)).fetchone()
+            if self._held(db, handoff_id, worker) is None:
+                return False
+            db.execute("UPDATE contracts SET lease_until = ? WHERE handoff_id = ?",
+                       (self.clock() + self.lease_seconds, handoff_id))
+        return True
+
+    def release(self, handoff_id: str, worker: str) -> bool:
+        """Hand the claim back at once (it is pending again, or dead after its last attempt); False if not held."""
+        with self._transaction() as db:
+            row = self._held(db, handoff_id, worker)
             if row is None:
-                raise KeyError(f"no handoff {handoff_id!r} in the store")
-            if row["status"] != "processing" or (worker is not None and row["worker"] != worker):
+                return False
+            status = "dead" if row["attempts"] >= self.max_attempts else "pending"
+            db.execute("UPDATE contracts SET status = ?, worker = NULL, lease_until = NULL WHERE handoff_id = ?",
+                       (status, handoff_id))
+        return True
+
+    def complete(self, handoff_id: str, result: str, *, worker: str) -> bool:
+        """Mark a claimed handoff done and queue its result, once; False unless ``worker`` holds the current claim."""
+        with self._transaction() as db:
+            row = self._held(db, handoff_id, worker)
+            if row is None:
                 return False
             db.execute("UPDATE contracts SET status = 'done', result = ?, lease_until = NULL WHERE handoff_id = ?",
                        (result, handoff_id))
-            sender = json.loads(row["raw"]).get("sender", "")
             db.execute("INSERT INTO outbox (handoff_id, topic, recipient, payload) VALUES (?, 'result', ?, ?)",
-                       (handoff_id, sender, json.dumps({"handoff_id": handoff_id, "result": result},
-                                                       ensure_ascii=False)))
+                       (handoff_id, _field(row["raw"], "sender", ""),
+                        json.dumps({"handoff_id": handoff_id, "result": result}, ensure_ascii=False)))
         return True
 
-    def record_ownership(self, task_id, owner, handoff_id=None, at=None):
+    def dead_letters(self) -> list[StoredContract]:
+        """The handoffs given up on: claimed ``max_attempts`` times without completion, in delivery order."""
+        rows = self._rows("SELECT * FROM contracts WHERE status = 'dead' OR (status = 'processing' AND "
+                          "attempts >= ? AND lease_until < ?) ORDER BY seq", (self.max_attempts, self.clock()))
+        return [_read(row) for row in rows]
+
+    def record_ownership(self, task_id: str, owner: str, handoff_id: str | None = None,
+                         at: float | None = None) -> None:
         """Append one ownership event: ``owner`` holds ``task_id`` from ``at`` (default: now)."""
         with self._transaction() as db:
             db.execute("INSERT INTO ownership (task_id, owner, handoff_id, at) VALUES (?, ?, ?, ?)",
                        (task_id, owner, handoff_id, self.clock() if at is None else at))
 
-    def ownership(self, task_id):
+    def ownership(self, task_id: str) -> list[tuple[Any, ...]]:
         """The ownership events of a task, oldest first, as (owner, worker, handoff_id, at) tuples."""
-        rows = self.db.execute("SELECT owner, worker, handoff_id, at FROM ownership WHERE task_id = ? "
-                               "ORDER BY seq", (task_id,))
+        rows = self._rows("SELECT owner, worker, handoff_id, at FROM ownership WHERE task_id = ? ORDER BY seq",
+                          (task_id,))
         return [tuple(row) for row in rows]
 
-    def get(self, handoff_id):
-        """The stored handoff with this id; KeyError if there is none."""
-        row = self.db.execute("SELECT * FROM contracts WHERE handoff_id = ?", (handoff_id,)).fetchone()
-        if row is None:
-            raise KeyError(f"no handoff {handoff_id!r} in the store")
-        return _read(row)
+    def get(self, handoff_id: str) -> StoredContract:
+        """The stored handoff with this id; UnknownHandoff (a KeyError) if there is none."""
+        rows = self._rows("SELECT * FROM contracts WHERE handoff_id = ?", (handoff_id,))
+        if not rows:
+            raise UnknownHandoff(f"no handoff {handoff_id!r} in {self.path}")
+        return _read(rows[0])
 
-    def contracts(self, task_id=None):
+    def contracts(self, task_id: str | None = None) -> list[StoredContract]:
         """Every stored handoff (of one task, if given), in delivery order."""
-        query, args = "SELECT * FROM contracts ORDER BY seq", ()
-        if task_id is not None:
-            query, args = "SELECT * FROM contracts WHERE task_id = ? ORDER BY seq", (task_id,)
-        return [_read(row) for row in self.db.execute(query, args)]
+        if task_id is None:
+            return [_read(row) for row in self._rows("SELECT * FROM contracts ORDER BY seq")]
+        return [_read(row) for row in self._rows("SELECT * FROM contracts WHERE task_id = ? ORDER BY seq", (task_id,))]
 
-    def outbox(self, unsent_only=False):
+    def outbox(self, unsent_only: bool = False) -> list[dict[str, Any]]:
         """The outbox messages as dicts, oldest first."""
         query = "SELECT * FROM outbox" + (" WHERE sent_at IS NULL" if unsent_only else "") + " ORDER BY seq"
-        return [dict(row) for row in self.db.execute(query)]
+        return [dict(row) for row in self._rows(query)]
 
-    def mark_sent(self, seq):
-        """Record that the outbox message ``seq`` was sent."""
+    def claim_outbox(self, relayer: str, limit: int = 10) -> list[dict[str, Any]]:
+        """Claim up to ``limit`` unsent messages for ``relayer`` (for ``lease_seconds``), oldest first.
+
+        No message is held by two relayers at once; a claim that expires unsent (its
+        relayer died) is claimed again, so a message is sent at least once.
+        """
+        now = self.clock()
         with self._transaction() as db:
-            db.execute("UPDATE outbox SET sent_at = ? WHERE seq = ? AND sent_at IS NULL", (self.clock(), seq))
+            rows = db.execute("SELECT seq FROM outbox WHERE sent_at IS NULL AND (relayer IS NULL OR "
+                              "claimed_until < ?) ORDER BY seq LIMIT ?", (now, limit)).fetchall()
+            seqs = [row["seq"] for row in rows]
+            db.executemany("UPDATE outbox SET relayer = ?, claimed_until = ? WHERE seq = ?",
+                           [(relayer, now + self.lease_seconds, seq) for seq in seqs])
+            claimed = db.execute(f"SELECT * FROM outbox WHERE seq IN ({', '.join('?' for _ in seqs)}) "
+                                 "ORDER BY seq", seqs).fetchall()
+        return [dict(row) for row in claimed]
 
-    def close(self):
+    def mark_sent(self, seq: int, relayer: str) -> bool:
+        """Record that ``relayer`` sent outbox message ``seq``; False unless it holds the claim and it is unsent."""
+        with self._transaction() as db:
+            changed = db.execute("UPDATE outbox SET sent_at = ? WHERE seq = ? AND relayer = ? AND sent_at IS NULL",
+                                 (self.clock(), seq, relayer)).rowcount
+        return changed == 1
+
+    def close(self) -> None:
         """Close the connection."""
         self.db.close()
 
-    def __enter__(self):
+    def __enter__(self) -> "HandoffStore":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def __repr__(self):
-        counts = dict(self.db.execute("SELECT status, COUNT(*) FROM contracts GROUP BY status").fetchall())
-        return f"HandoffStore({self.path!r}, {counts or 'empty'})"
+    def __repr__(self) -> str:
+        mode = ", read-only" if self.readonly else ""
+        try:
+            counts = {row[0]: row[1] for row in self._rows("SELECT status, COUNT(*) FROM contracts GROUP BY status")}
+        except StoreError:  # closed, or unreadable: the repr still says which file
+            return f"HandoffStore({self.path!r}{mode}, unreadable)"
+        return f"HandoffStore({self.path!r}{mode}, {counts or 'empty'})"

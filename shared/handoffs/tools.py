@@ -83,26 +83,35 @@ def schemas_of(tools: Mapping[str, Tool]) -> list[ToolSchema]:
     return [function_schema(function, name) for name, function in tools.items()]
 
 
-def _shape(schema: Any) -> tuple[ToolSchema, dict[str, Any]]:
+class UnsupportedSchema(UsageError, ValueError):
+    """A tool schema a provider cannot take; the message names the tool and the place in its schema."""
+
+
+def unpack_tool_schema(schema: object) -> tuple[str, str | None, dict[str, Any]]:
+    """(name, description, JSON Schema of the input) of a tool schema in any of the three shapes."""
     if not isinstance(schema, dict):
-        raise UsageError(f"a tool schema must be a dict, got {type(schema).__name__}")
-    if schema.get("type") == "function" and isinstance(schema.get("function"), dict):
-        schema = schema["function"]  # OpenAI's wrapped form {"type": "function", "function": {...}}
-    if "name" not in schema:
-        raise UsageError(f"tool schema has no 'name': {schema!r}")
-    for key in ("input_schema", "parameters"):
-        if isinstance(schema.get(key), dict):
-            return schema, schema[key]
-    raise UsageError(f"tool schema {schema['name']!r} has neither 'input_schema' (Anthropic) "
-                     "nor 'parameters' (OpenAI / Gemini)")
+        raise UnsupportedSchema(f"a tool schema must be a dict, got {type(schema).__name__}")
+    tool = schema.get("function") if schema.get("type") == "function" and "function" in schema else schema
+    if not isinstance(tool, dict) or not isinstance(tool.get("name"), str) or not tool["name"]:
+        raise UnsupportedSchema(f"a tool schema needs a name: {schema!r}")
+    name = tool["name"]
+    given = [key for key in ("input_schema", "parameters") if key in tool]
+    if len(given) > 1:
+        raise UnsupportedSchema(f"tool {name!r} has both input_schema and parameters: give one")
+    parameters = tool[given[0]] if given else {"type": "object", "properties": {}}
+    if not isinstance(parameters, dict) or parameters.get("type") != "object":
+        raise UnsupportedSchema(f"tool {name!r}: its input schema must be an object schema "
+                                f"({{\"type\": \"object\", ...}}), got {parameters!r}")
+    description = tool.get("description")
+    return name, description if isinstance(description, str) else None, copy.deepcopy(parameters)
 
 
 def _convert(schema: Any, key: str) -> dict[str, Any]:
-    named, json_schema = _shape(schema)
-    converted: dict[str, Any] = {"name": named["name"]}
-    if "description" in named:
-        converted["description"] = named["description"]
-    converted[key] = copy.deepcopy(json_schema)
+    name, description, parameters = unpack_tool_schema(schema)
+    converted: dict[str, Any] = {"name": name}
+    if description is not None:
+        converted["description"] = description
+    converted[key] = parameters
     return converted
 
 

@@ -16,12 +16,15 @@ trace alone says who owned each task from when to when.
 """
 
 import json
+import os
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Any
 
-from .diagram import as_markdown, mermaid_sequence
+from .diagram import Event, as_markdown, mermaid_sequence
+from .errors import UsageError
 
 USER = "usuario"
 KINDS = ("start", "work", "handoff", "cut", "escalation", "decision", "return", "finish")
@@ -29,17 +32,21 @@ MOVES_OWNER = ("start", "handoff", "escalation", "decision", "return")
 REJECTIONS = ("invalid", "stale", "unauthorized")
 
 
+class TraceError(UsageError, ValueError):
+    """An event of an unknown kind, or a trace in which someone but the owner acted."""
+
+
 class LogicalClock:
     """A deterministic clock: each call returns the next tick, 0, 1, 2, ..."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.ticks = 0
 
-    def __call__(self):
+    def __call__(self) -> float:
         tick, self.ticks = self.ticks, self.ticks + 1
         return tick
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"LogicalClock(next={self.ticks})"
 
 
@@ -53,27 +60,28 @@ class TraceEvent:
     receiver: str
     time: float
     reason: str = ""
-    handoff_id: Optional[str] = None
-    version: Optional[int] = None
-    validation: Optional[str] = None  # "ok", "duplicate" or a rejection reason; None when not validated
-    urgency: Optional[str] = None
-    decision_requested: Optional[str] = None
+    handoff_id: str | None = None
+    version: int | None = None
+    validation: str | None = None  # "ok", "duplicate" or a rejection reason; None when not validated
+    urgency: str | None = None
+    decision_requested: str | None = None
+    hop: bool = False  # an accepted transfer between agents: every handoff, and an escalation to an agent
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.kind not in KINDS:
-            raise ValueError(f"unknown trace event kind {self.kind!r}; kinds are {KINDS}")
+            raise TraceError(f"unknown trace event kind {self.kind!r}; kinds are {KINDS}")
 
     @property
-    def moves_owner(self):
+    def moves_owner(self) -> bool:
         """True when this event hands the task to its receiver."""
         return self.kind in MOVES_OWNER and self.validation in (None, "ok")
 
     @property
-    def rejected(self):
+    def rejected(self) -> bool:
         """True when the receiver's validation refused the transfer (a duplicate is skipped, not refused)."""
         return self.validation in REJECTIONS
 
-    def to_json(self):
+    def to_json(self) -> str:
         """The event as one deterministic JSON line."""
         return json.dumps(asdict(self), sort_keys=True, ensure_ascii=False)
 
@@ -88,7 +96,7 @@ class Span:
     end: float
 
     @property
-    def duration(self):
+    def duration(self) -> float:
         """How long this owner held the task."""
         return self.end - self.start
 
@@ -97,13 +105,13 @@ class Span:
 class Metrics:
     """Chain metrics: hops per task, time per owner, transfer attempts and rejections by reason."""
 
-    hops_per_task: dict
-    time_per_owner: dict
+    hops_per_task: dict[str, int]
+    time_per_owner: dict[str, float]
     attempts: int
-    rejections: dict
+    rejections: dict[str, int]
 
     @property
-    def rejection_rate(self):
+    def rejection_rate(self) -> dict[str, float]:
         """The share of validated transfers rejected, per reason."""
         return {reason: count / self.attempts for reason, count in self.rejections.items()}
 
@@ -111,93 +119,95 @@ class Metrics:
 class Trace:
     """An append-only list of trace events that saves, measures and draws itself."""
 
-    def __init__(self, events=()):
+    def __init__(self, events: Iterable[TraceEvent] = ()) -> None:
         self.events = list(events)
 
-    def append(self, event):
+    def append(self, event: TraceEvent) -> TraceEvent:
         """Add one event and return it."""
         self.events.append(event)
         return event
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[TraceEvent]:
         return iter(self.events)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.events)
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: int) -> TraceEvent:
         return self.events[index]
 
-    def task_ids(self):
+    def task_ids(self) -> list[str]:
         """The tasks in this trace, in order of first appearance."""
         return list(dict.fromkeys(event.task_id for event in self.events))
 
-    def for_task(self, task_id):
+    def for_task(self, task_id: str) -> list[TraceEvent]:
         """The events of one task, in order."""
         return [event for event in self.events if event.task_id == task_id]
 
-    def to_jsonl(self):
+    def to_jsonl(self) -> str:
         """The whole trace as JSON lines, one event per line."""
         return "".join(event.to_json() + "\n" for event in self.events)
 
-    def write(self, path):
+    def write(self, path: str | os.PathLike[str]) -> None:
         """Write the trace to ``path`` as JSON lines (UTF-8)."""
         Path(path).write_text(self.to_jsonl(), encoding="utf-8")
 
     @classmethod
-    def from_jsonl(cls, text):
+    def from_jsonl(cls, text: str) -> "Trace":
         """A trace read back from JSON lines."""
         return cls(TraceEvent(**json.loads(line)) for line in text.splitlines() if line.strip())
 
     @classmethod
-    def read(cls, path):
+    def read(cls, path: str | os.PathLike[str]) -> "Trace":
         """A trace read from a JSON lines file."""
         return cls.from_jsonl(Path(path).read_text(encoding="utf-8"))
 
-    def ownership(self, task_id):
-        """Who owned the task from when to when; raises ValueError if anyone but the owner acted."""
-        spans, owner, since = [], None, None
+    def ownership(self, task_id: str) -> list[Span]:
+        """Who owned the task from when to when; raises TraceError (a ValueError) if anyone but the owner acted."""
+        spans: list[Span] = []
+        owner: str | None = None
+        since = 0.0
         events = self.for_task(task_id)
         for event in events:
             acting = None if event.kind == "start" else event.sender
             if acting != owner:
-                raise ValueError(f"{task_id}: {event.kind} by {event.sender!r} at {event.time}, "
+                raise TraceError(f"{task_id}: {event.kind} by {event.sender!r} at {event.time}, "
                                  f"but the owner then was {owner!r}")
             if event.moves_owner or event.kind == "finish":
                 if owner is not None:
                     spans.append(Span(task_id, owner, since, event.time))
-                owner, since = (None, None) if event.kind == "finish" else (event.receiver, event.time)
+                owner, since = (None, since) if event.kind == "finish" else (event.receiver, event.time)
         if owner is not None:
             spans.append(Span(task_id, owner, since, events[-1].time))
         return spans
 
-    def metrics(self):
+    def metrics(self) -> Metrics:
         """Hops per task, time per owner and rejections by reason, over the whole trace."""
-        hops = {task: sum(1 for e in self.for_task(task) if e.kind == "handoff" and e.moves_owner)
+        hops = {task: sum(1 for e in self.for_task(task) if e.moves_owner and (e.kind == "handoff" or e.hop))
                 for task in self.task_ids()}
-        time = defaultdict(float)
+        time: defaultdict[str, float] = defaultdict(float)
         for task in self.task_ids():
             for span in self.ownership(task):
                 time[span.owner] += span.duration
         validated = [event for event in self.events if event.validation is not None]
-        rejections = Counter(event.validation for event in validated if event.rejected)
+        rejections = Counter(str(event.validation) for event in validated if event.rejected)
         return Metrics(dict(sorted(hops.items())), dict(sorted(time.items())), len(validated),
                        dict(sorted(rejections.items())))
 
-    def diagram(self, task_id=None):
+    def diagram(self, task_id: str | None = None) -> str:
         """The trace (or one task of it) as a Mermaid sequence diagram."""
         events = self.events if task_id is None else self.for_task(task_id)
         participants = list(dict.fromkeys(name for e in events for name in (e.sender, e.receiver)))
         return mermaid_sequence(participants, [step for event in events for step in _arrows(event)])
 
-    def _repr_markdown_(self):
+    def _repr_markdown_(self) -> str:
         return as_markdown(self.diagram())
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Trace({len(self.events)} events, tasks={self.task_ids()})"
 
 
-def _arrows(event):
+def _arrows(event: TraceEvent) -> list[Event]:
     """The diagram steps, ``(kind, source, target, text)``, that draw one event."""
     s, r = event.sender, event.receiver
     if event.kind in ("handoff", "escalation"):
@@ -216,7 +226,7 @@ def _arrows(event):
     return [("call", s, r, event.reason)]
 
 
-def plot_metrics(trace):
+def plot_metrics(trace: "Trace | Metrics") -> Any:
     """A matplotlib Figure of a trace's metrics: time per owner and rejections by reason."""
     import matplotlib.pyplot as plt
 

@@ -19,17 +19,21 @@ to any other tool comes back as an error result. Prose such as "you may publish"
 objective grants nothing.
 """
 
-import json
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, Optional
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from .contract import HandoffContract, UnsupportedVersion, parse_contract
+from .contract import HandoffContract, InvalidContract, UnsupportedVersion, parse_contract
+from .errors import ModelBehaviorError
+from .loop import RunResult
+from .package import HandoffPackage
 from .runner import run_agent_robust
 
 ROOT = "(root)"
+Reason = Literal["invalid", "stale", "unauthorized"]
 
 
 @dataclass(frozen=True)
@@ -37,13 +41,13 @@ class HandoffResult:
     """What the receiver decided about one handoff: accepted, or rejected with a reason and the fields at fault."""
 
     ok: bool
-    reason: Optional[Literal["invalid", "stale", "unauthorized"]] = None
-    contract: Optional[HandoffContract] = None
-    errors: tuple = ()
+    reason: Reason | None = None
+    contract: HandoffContract | None = None
+    errors: tuple[dict[str, str], ...] = ()
     duplicate: bool = False
 
     @property
-    def next_step(self):
+    def next_step(self) -> str:
         """proceed, skip (a duplicate), repair (invalid), reload (stale), or escalate / stop (unauthorized)."""
         if self.ok:
             return "skip" if self.duplicate else "proceed"
@@ -55,64 +59,57 @@ class HandoffResult:
         return on_reject if on_reject in ("escalate", "stop") else "escalate"
 
     @property
-    def fields(self):
+    def fields(self) -> list[str]:
         """The names of the fields at fault, in the order of the errors."""
         return [error["field"] for error in self.errors]
 
-    def exposed_tools(self, receiver_tools):
+    def exposed_tools(self, receiver_tools: Mapping[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
         """The tools a receiver may use for this handoff: the granted ones when it proceeds, none otherwise."""
-        if self.next_step != "proceed":
+        if self.next_step != "proceed" or self.contract is None:
             return {}
         return granted_tools(self.contract, receiver_tools)
 
-    def __repr__(self):
-        if self.ok:
+    def __repr__(self) -> str:
+        if self.ok and self.contract is not None:
             return f"HandoffResult(ok, {self.contract.handoff_id}, next_step={self.next_step!r})"
         problems = "; ".join(f"{e['field']}: {e['problem']}" for e in self.errors)
         return f"HandoffResult(rejected {self.reason!r}, next_step={self.next_step!r}, errors=[{problems}])"
 
-    def _repr_markdown_(self):
-        head = f"**{'accepted' if self.ok else 'rejected: ' + self.reason}** - next step: `{self.next_step}`"
+    def _repr_markdown_(self) -> str:
+        head = f"**{'accepted' if self.ok else 'rejected: ' + str(self.reason)}** - next step: `{self.next_step}`"
         rows = [f"| `{e['field']}` | {e['problem'].replace('|', '/')} |" for e in self.errors]
         return "\n".join([head] + (["", "| field | problem |", "|---|---|"] + rows if rows else []))
 
 
-def _error(field, problem):
+def _error(field: str, problem: str) -> dict[str, str]:
     return {"field": field, "problem": problem}
 
 
-def _reject(reason, errors, contract=None):
+def _reject(reason: Reason, errors: list[dict[str, str]], contract: HandoffContract | None = None) -> "HandoffResult":
     return HandoffResult(ok=False, reason=reason, contract=contract, errors=tuple(errors))
 
 
-def _parse(value):
+def _parse(value: object) -> tuple[HandoffContract | None, list[dict[str, str]]]:
     """The contract in ``value``, or the list of errors that stop it from being one."""
-    if isinstance(value, (str, bytes, bytearray)):
-        try:
-            value = json.loads(value)
-        except (ValueError, RecursionError) as error:  # malformed JSON, bad UTF-8, absurd nesting
-            return None, [_error(ROOT, f"not valid JSON: {type(error).__name__}: {error}")]
     try:
-        if isinstance(value, HandoffContract):
-            value = value.model_dump()
-        if not isinstance(value, dict):
-            return None, [_error(ROOT, f"a contract must be a JSON object, got {type(value).__name__}")]
         return parse_contract(value), []
     except ValidationError as error:
         return None, [_error(".".join(str(part) for part in e["loc"]) or ROOT, e["msg"]) for e in error.errors()]
     except UnsupportedVersion as error:
         return None, [_error("version", str(error))]
-    except Exception as error:  # any other shape problem, e.g. a legacy payload that cannot migrate
-        return None, [_error(ROOT, f"{type(error).__name__}: {error}")]
+    except InvalidContract as error:  # not a JSON object, not JSON at all, too large, a broken legacy payload
+        return None, [_error(ROOT, str(error))]
 
 
-def _missing_evidence(contract, evidence_exists):
-    """An error for every evidence reference the resolver does not find, or cannot check."""
+def _missing_evidence(contract: HandoffContract, evidence_exists: object) -> list[dict[str, str]]:
+    """An error for every evidence reference the resolver does not find, or cannot reach."""
+    if not callable(evidence_exists):
+        return [_error("evidence", f"the receiver's evidence resolver is not callable: {evidence_exists!r}")]
     errors = []
     for i, item in enumerate(contract.evidence):
         try:
             found = bool(evidence_exists(item.reference))
-        except Exception as error:
+        except OSError as error:  # the store holding the evidence is unreachable: the claim is unverifiable
             errors.append(_error(f"evidence.{i}.reference",
                                  f"could not check {item.reference!r}: {type(error).__name__}: {error}"))
             continue
@@ -122,9 +119,41 @@ def _missing_evidence(contract, evidence_exists):
     return errors
 
 
-def accept_handoff(value, *, expected_task_id, allowed_tools, state_version=None, evidence_exists=None,
-                   already_processed=None):
-    """Accept or reject a handoff; never raises, whatever ``value`` is.
+def _names(tools: object) -> set[str]:
+    """The receiver's tool names: a name, or the names in an iterable; nothing else grants a tool."""
+    if isinstance(tools, str):
+        return {tools}
+    try:
+        return {name for name in tools if isinstance(name, str)}  # type: ignore[attr-defined]
+    except TypeError:
+        return set()
+
+
+def _seen(handoff_id: str, already_processed: object) -> bool:
+    try:
+        return handoff_id in already_processed  # type: ignore[operator]
+    except TypeError:
+        return False
+
+
+def _state_problem(contract: HandoffContract, state_version: object) -> str | None:
+    """Why the package's state version does not match the receiver's, or None when it does (or is unknown)."""
+    if state_version is None:
+        return None
+    if type(state_version) is not int:
+        return f"this receiver's state version {state_version!r} is not a whole number: reload the state"
+    if contract.state_version < state_version:
+        return (f"the package was built at state version {contract.state_version}; the current state is "
+                f"{state_version}")
+    if contract.state_version > state_version:
+        return (f"the package was built at state version {contract.state_version}, newer than this receiver's "
+                f"{state_version}: reload the state before accepting it")
+    return None
+
+
+def accept_handoff(value: object, *, expected_task_id: object, allowed_tools: object, state_version: object = None,
+                   evidence_exists: object = None, already_processed: object = None) -> HandoffResult:
+    """Accept or reject a handoff; never raises, whatever its arguments are.
 
     The checks run in this order, and the first that fails decides:
 
@@ -135,10 +164,15 @@ def accept_handoff(value, *, expected_task_id, allowed_tools, state_version=None
        moved the state on, so judging it stale would ask for the same work again.
     3. evidence -> invalid. An unverifiable claim is part of the package; its sender,
        who knows where the evidence lives, repairs it.
-    4. state version -> stale. A package built on an older state is rebuilt before its
-       authority is judged: the new package may ask for something else.
+    4. state version -> stale, when it is older than the receiver's (the package is
+       rebuilt before its authority is judged: the new one may ask for something else)
+       and when it is newer (the receiver's view is behind: it reloads the state).
     5. authority -> unauthorized, last: stopping a run and escalating is worth it only
        for a package that is otherwise sound and current.
+
+    Receiver arguments of the wrong type fail closed: tools that are not names grant
+    nothing, a resolver that is not callable or a state version that is not a whole
+    number rejects the package.
     """
     contract, errors = _parse(value)
     if contract is None:
@@ -146,15 +180,13 @@ def accept_handoff(value, *, expected_task_id, allowed_tools, state_version=None
     if contract.task_id != expected_task_id:
         return _reject("invalid", [_error("task_id", f"the package belongs to task {contract.task_id!r}; "
                                                      f"this receiver works on {expected_task_id!r}")], contract)
-    if already_processed is not None and contract.handoff_id in already_processed:
+    if already_processed is not None and _seen(contract.handoff_id, already_processed):
         return HandoffResult(ok=True, contract=contract, duplicate=True)
     if evidence_exists is not None and (errors := _missing_evidence(contract, evidence_exists)):
         return _reject("invalid", errors, contract)
-    if state_version is not None and contract.state_version < state_version:
-        return _reject("stale", [_error("state_version", f"the package was built at state version "
-                                                         f"{contract.state_version}; the current state is "
-                                                         f"{state_version}")], contract)
-    allowed = set(allowed_tools)
+    if problem := _state_problem(contract, state_version):
+        return _reject("stale", [_error("state_version", problem)], contract)
+    allowed = _names(allowed_tools)
     outside = [_error(f"authority.allowed_tools.{i}", f"tool {tool!r} is outside the receiver's authority")
                for i, tool in enumerate(contract.authority.allowed_tools) if tool not in allowed]
     if outside:
@@ -162,54 +194,55 @@ def accept_handoff(value, *, expected_task_id, allowed_tools, state_version=None
     return HandoffResult(ok=True, contract=contract)
 
 
-def _forbidden(tool, forbidden_actions):
+def _forbidden(tool: str, forbidden_actions: list[str]) -> bool:
     """True when the tool's name appears as a whole word in any forbidden action."""
     pattern = re.compile(rf"(?<![\w-]){re.escape(tool)}(?![\w-])")
     return any(pattern.search(action) for action in forbidden_actions)
 
 
-def granted_tools(contract, receiver_tools):
+def granted_tools(contract: HandoffContract,
+                  receiver_tools: Mapping[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
     """The receiver's tools that the contract allows, minus any named in its forbidden actions."""
     authority = contract.authority
     return {name: function for name, function in receiver_tools.items()
             if name in authority.allowed_tools and not _forbidden(name, authority.forbidden_actions)}
 
 
-class OutsideAuthority(PermissionError):
+class OutsideAuthority(ModelBehaviorError, PermissionError):
     """A tool call the handoff does not grant."""
 
 
-class AuthorityGate(dict):
+class AuthorityGate(dict[str, Callable[..., Any]]):
     """The granted tools; looking up any other name returns a tool that refuses, naming the handoff."""
 
-    def __init__(self, granted, handoff_id):
+    def __init__(self, granted: Mapping[str, Callable[..., Any]], handoff_id: str) -> None:
         super().__init__(granted)
         self.handoff_id = handoff_id
 
-    def _refusal(self, name):
+    def _refusal(self, name: str) -> Callable[..., Any]:
         message = (f"tool {name!r} is refused: it is outside the authority of handoff {self.handoff_id} "
                    f"(granted tools: {sorted(self)})")
 
-        def refuse(**_input):
+        def refuse(**_input: Any) -> Any:
             raise OutsideAuthority(message)
         return refuse
 
-    def get(self, name, default=None):
+    def get(self, name: str, default: object = None) -> Callable[..., Any]:
         """Every name answers: the granted tool, or a refusal (the dispatcher looks tools up with get)."""
         return self[name]
 
-    def __missing__(self, name):
+    def __missing__(self, name: str) -> Callable[..., Any]:
         return self._refusal(name)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"AuthorityGate({self.handoff_id}: {sorted(self)})"
 
 
-def _section(title, items):
+def _section(title: str, items: list[str]) -> list[str]:
     return [f"{title}:"] + [f"- {item}" for item in items] if items else []
 
 
-def contract_brief(contract):
+def contract_brief(contract: HandoffContract) -> str:
     """The receiver's first message: the objective and the distilled state of the contract, nothing else."""
     lines = [f"Handoff {contract.handoff_id} from {contract.sender} ({contract.reason}).",
              f"You now own task {contract.task_id}.", f"Objective: {contract.next_objective}"]
@@ -222,7 +255,9 @@ def contract_brief(contract):
     return "\n".join(lines)
 
 
-def run_receiver(contract, model, receiver_tools, receiver_name, max_iterations=10, receivers=()):
+def run_receiver(contract: HandoffContract, model: Any, receiver_tools: Mapping[str, Callable[..., Any]],
+                 receiver_name: str, max_iterations: int = 10,
+                 receivers: Sequence[str] = ()) -> RunResult[HandoffPackage]:
     """Run the receiver on the contract's brief with only the granted tools; returns (final, messages, package).
 
     Run it once ``accept_handoff`` says "proceed". A call to any other tool comes back as an

@@ -20,7 +20,7 @@ from ..filters import (
     record_filters,
     redact_secrets,
 )
-from ..messages import Message, ToolUseBlock, text_block, tool_result_block, tool_use_block
+from ..messages import ToolUseBlock, text_block, tool_result_block, tool_use_block
 from ..tools import Tool
 
 TICKET_ID = "TCK-4812"
@@ -210,7 +210,7 @@ _TRANSCRIPT: list[Any] = [
 ]
 
 
-def triage_transcript() -> list[Message]:
+def triage_transcript() -> list[dict[str, Any]]:
     """A fresh copy of triage's transcript of TCK-4812 at t2, before any filter."""
     return copy.deepcopy(_TRANSCRIPT)
 
@@ -236,7 +236,7 @@ def triage_filters() -> list[Filter]:
     return [redact_secrets(), drop_system_prompts(), drop_tool_calls(keep=TRIAGE_KEEP_TOOLS)]
 
 
-def filtered_handoff() -> tuple[list[Message], HandoffContract]:
+def filtered_handoff() -> tuple[list[dict[str, Any]], HandoffContract]:
     """The filtered transcript (the artifact) and the contract with the filters recorded."""
     messages, names = apply_filters(triage_transcript(), triage_filters())
     return messages, record_filters(TRIAGE_TO_INFRA, names)

@@ -1,0 +1,188 @@
+"""Who takes part in a coordinated run, and what each turn may return. Taught in lesson 08.
+
+A participant has a ``name``, the ``tools`` it can use and ``act(step, task, received)``,
+which returns one outcome: ``Progress`` (keep the task), ``Handoff`` (to another agent),
+``Escalate`` (up, with urgency and the decision requested), ``Decision`` (a human's
+answer), ``Return`` (back to the original owner) or ``Finish`` (close it). Three kinds
+of participant ship here: a ``ScriptedAgent``, a ``ModelAgent`` driven by a model, and a
+``Human`` who answers escalations. The loop that runs them is ``handoffs.coordinator``.
+"""
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from pydantic import ValidationError
+
+from .contract import HandoffContract, InvalidContract, parse_contract
+from .errors import HandoffsError, ModelBehaviorError, UsageError
+from .messages import final_text
+from .runner import run_agent_robust
+from .validation import run_receiver
+
+
+class CoordinationError(HandoffsError):
+    """The run cannot go on: an unknown participant, a script that ran out, too many steps."""
+
+
+class OutOfScript(CoordinationError, ModelBehaviorError):
+    """A scripted participant was asked for a turn its script does not have."""
+
+
+class InvalidOutcome(CoordinationError, UsageError, ValueError):
+    """An outcome the coordinator cannot use: not an outcome, or an escalation without its block."""
+
+
+@dataclass(frozen=True)
+class Task:
+    """A task, its request, its original owner (who closes it) and its current state version."""
+
+    task_id: str
+    request: str
+    owner: str
+    state_version: int | None = None
+
+
+@dataclass(frozen=True)
+class Progress:
+    """The owner worked on the task and keeps it."""
+
+    note: str
+
+
+@dataclass(frozen=True)
+class Handoff:
+    """Hand the task to another agent; the contract may be a model, a dict or JSON text."""
+
+    contract: object
+
+
+@dataclass(frozen=True)
+class Escalate:
+    """Hand the task up (to a human, or an agent with more authority) with a contract whose ``escalation`` is set."""
+
+    contract: object
+
+    def __post_init__(self) -> None:
+        try:
+            contract = parse_contract(self.contract)
+        except (InvalidContract, ValidationError):
+            return  # unreadable: the receiver's validation says why
+        if contract.escalation is None:
+            raise InvalidOutcome(f"Escalate needs a contract with an escalation block; {contract!r} has none")
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A human's answer, sent back to the participant that escalated."""
+
+    answer: str
+    to: str
+
+
+@dataclass(frozen=True)
+class Return:
+    """Give the task back to its original owner, with the resolution."""
+
+    resolution: str
+
+
+@dataclass(frozen=True)
+class Finish:
+    """Close the task with the result for the user."""
+
+    result: str
+
+
+Outcome = Progress | Handoff | Escalate | Decision | Return | Finish
+Step = Outcome | Callable[[Task, Any], Outcome]
+
+
+class Participant(Protocol):
+    """Anything with a name and tools that returns an outcome for each of its turns."""
+
+    name: str
+    tools: tuple[str, ...]
+
+    def act(self, step: int, task: Task, received: Any) -> Outcome:
+        """The outcome of this participant's ``step``-th turn, given what it ``received`` last."""
+        ...
+
+
+class ScriptedAgent:
+    """A scripted participant: its script holds one outcome, or a function ``(task, received)``, per step."""
+
+    def __init__(self, name: str, script: Iterable[Step], tools: Iterable[str] = ()) -> None:
+        self.name, self.script, self.tools = name, list(script), tuple(tools)
+
+    def act(self, step: int, task: Task, received: Any) -> Outcome:
+        """The outcome of this agent's ``step``-th turn, given what it ``received`` last."""
+        if step >= len(self.script):
+            raise OutOfScript(f"agent {self.name!r} has no outcome for step {step}: "
+                              f"its script has {len(self.script)}")
+        outcome = self.script[step]
+        return outcome(task, received) if callable(outcome) else outcome
+
+    def __repr__(self) -> str:
+        return f"ScriptedAgent({self.name!r}, tools={list(self.tools)}, {len(self.script)} scripted steps)"
+
+
+class ModelAgent:
+    """An agent driven by a model through ``run_agent_robust``: a final text finishes, a package hands off.
+
+    ``to_contract(task, package)`` turns the model's HandoffPackage into a HandoffContract.
+    A scripted model replays from its first turn on every step, so give it one step's turns.
+    """
+
+    def __init__(self, name: str, model: Any, tools: Mapping[str, Callable[..., Any]],
+                 to_contract: Callable[[Task, Any], object] | None = None, receivers: Sequence[str] = ()) -> None:
+        self.name, self.model, self.functions, self.tools = name, model, dict(tools), tuple(tools)
+        self.to_contract, self.receivers = to_contract, receivers
+
+    def act(self, step: int, task: Task, received: Any) -> Outcome:
+        """Run the model on the contract it received (with the granted tools only) or on the request."""
+        if isinstance(received, HandoffContract):
+            final, _, package = run_receiver(received, self.model, self.functions, self.name, receivers=self.receivers)
+        else:
+            brief = task.request if received is None else f"{task.request}\n\n{received!r}"
+            final, _, package = run_agent_robust(brief, self.model, self.functions, self.name, self.receivers)
+        if package is None:
+            return Finish(final_text(final))
+        if self.to_contract is None:
+            raise UsageError(f"ModelAgent {self.name!r} handed off to {package.receiver!r}, but has no to_contract")
+        return Handoff(self.to_contract(task, package))
+
+    def __repr__(self) -> str:
+        return f"ModelAgent({self.name!r}, tools={list(self.tools)}, receivers={list(self.receivers)})"
+
+
+def escalation_prompt(contract: HandoffContract) -> str:
+    """What a human on call reads: urgency, task, decision requested, reason and verified facts."""
+    urgency = contract.escalation.urgency if contract.escalation else "unset"
+    decision = contract.escalation.decision_requested if contract.escalation else contract.next_objective
+    facts = "; ".join(contract.facts.verified) or "none"
+    return (f"ESCALATION [{urgency}] task {contract.task_id} from {contract.sender}\n"
+            f"Decision requested: {decision}\nReason: {contract.reason}\nVerified facts: {facts}\nYour answer: ")
+
+
+class Human:
+    """A person as a participant: answers escalations from scripted ``answers`` or through ``ask`` (e.g. ``input``)."""
+
+    def __init__(self, name: str, answers: Iterable[str] = (), ask: Callable[[str], str] | None = None,
+                 tools: Iterable[str] = ()) -> None:
+        self.name, self.answers, self.ask, self.tools = name, list(answers), ask, tuple(tools)
+
+    def act(self, step: int, task: Task, received: Any) -> Outcome:
+        """Show the escalation, take the answer, and send it back to whoever escalated."""
+        prompt = escalation_prompt(received)
+        if self.ask is not None:
+            answer = self.ask(prompt)
+        elif step < len(self.answers):
+            answer = self.answers[step]
+        else:
+            raise OutOfScript(f"human {self.name!r} has no answer for escalation {step}")
+        return Decision(str(answer).strip(), to=received.sender)
+
+    def __repr__(self) -> str:
+        how = "ask" if self.ask is not None else f"{len(self.answers)} scripted answers"
+        return f"Human({self.name!r}, {how})"
