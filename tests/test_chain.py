@@ -2,7 +2,7 @@
 
 import pytest
 
-from handoffs import ChainError, ScriptedModel, run_handoff_chain, text_block, turn
+from handoffs import ChainError, HandoffPackage, ScriptedModel, run_handoff_chain, text_block, turn
 from handoffs.examples import COMPOUND_REQUEST, POLICY_TURNS, booking_model, policy_model
 from handoffs.examples.reservo import SPECIALISTS, compose_answer, no_show_charge
 
@@ -36,6 +36,32 @@ def test_the_charge_follows_the_quoted_price():
     chain = run_handoff_chain(COMPOUND_REQUEST, "booking_agent", models, SPECIALISTS, compose_answer)
     assert chain.answer.endswith("Cargo por no presentarse: 3200 centavos (50 % de 6400).")
     assert no_show_charge(6400) == 3200 and no_show_charge(1) == 0
+
+
+def test_a_pricing_receiver_gets_its_own_label_and_no_charge():
+    package = HandoffPackage("booking_agent", "pricing_agent", "comparar salas",
+                             "¿Cuánto más cuesta Studio pro 2 h?",
+                             {"room": "Focus", "tier": "pro", "hours": 3, "price_cents": 6000})
+    answer = compose_answer(package, turn(text_block("Studio pro 2 h cuesta 6400 centavos: 400 más.")))
+    assert answer.splitlines() == [
+        "Cotización (booking_agent): Focus pro por 3 h cuesta 6000 centavos.",
+        "Comparación de precios (pricing_agent): Studio pro 2 h cuesta 6400 centavos: 400 más.",
+    ]
+    assert "Política" not in answer and "Cargo" not in answer
+
+
+def test_only_the_policy_specialist_brings_the_no_show_charge():
+    context = {"room": "Studio", "tier": "pro", "hours": 2, "price_cents": 6400}
+    answer = turn(text_block("Listo."))
+    to_policy = compose_answer(HandoffPackage("pricing_agent", "policy_agent", "r", "t", context), answer)
+    to_booking = compose_answer(HandoffPackage("pricing_agent", "booking_agent", "r", "t", context), answer)
+    to_someone = compose_answer(HandoffPackage("booking_agent", "billing_agent", "r", "t", context), answer)
+    assert to_policy.splitlines()[1:] == ["Política (policy_agent): Listo.",
+                                         "Cargo por no presentarse: 3200 centavos (50 % de 6400)."]
+    assert to_booking.splitlines()[1:] == ["Reserva (booking_agent): Listo."]
+    assert to_someone.splitlines()[1:] == ["Respuesta (billing_agent): Listo."]
+    no_price = compose_answer(HandoffPackage("booking_agent", "policy_agent", "r", "t", {"room": "Focus"}), answer)
+    assert no_price == "Política (policy_agent): Listo."
 
 
 def test_no_handoff_means_the_sender_answers_alone():

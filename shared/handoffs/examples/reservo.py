@@ -75,11 +75,26 @@ def run_specialist_with_handoff(name: str, task: str, model_script: AnyModel,
     return run_agent_with_handoff(task, model_script, registry[name]["tools"], self_name=name)
 
 
+ANSWER_LABELS = {
+    "booking_agent": "Reserva",
+    "policy_agent": "Política",
+    "pricing_agent": "Comparación de precios",
+}
+"""What each specialist's answer is about: the label of its part of the composed answer."""
+
+NO_SHOW_ANSWERED_BY = "policy_agent"
+"""The specialist whose answer is the no-show policy; only then does the charge follow."""
+
+
 def compose_answer(package: HandoffPackage, receiver_final: Turn) -> str:
     """One answer for the user: the sender's quote from the context, then the receiver's answer.
 
-    When the context carries the quoted price, the answer also states the no-show charge
-    computed from that price, so the member sees what missing the booking would cost.
+    Each part is labelled by what it is: the quote by the sender that made it, the receiver's
+    answer by the receiver's specialty (``ANSWER_LABELS``; "Respuesta" for a receiver not listed).
+    Only what was asked is added: the no-show charge, computed from the quoted price, follows
+    only when the receiver is the policy specialist (``NO_SHOW_ANSWERED_BY``: the question was
+    what happens if the member does not show up) and the price travelled in the context. A
+    pricing comparison gets the quote and the comparison, never an unrequested charge.
     """
     context, parts = package.context, []
     price = context.get("price_cents")
@@ -87,8 +102,9 @@ def compose_answer(package: HandoffPackage, receiver_final: Turn) -> str:
         what = " ".join(str(context[k]) for k in ("room", "tier") if k in context)
         hours = f" por {context['hours']} h" if "hours" in context else ""
         parts.append(f"Cotización ({package.sender}): {what}{hours} cuesta {price} centavos.")
-    parts.append(f"Política ({package.receiver}): {final_text(receiver_final)}")
-    if price is not None:
+    label = ANSWER_LABELS.get(package.receiver, "Respuesta")
+    parts.append(f"{label} ({package.receiver}): {final_text(receiver_final)}")
+    if price is not None and package.receiver == NO_SHOW_ANSWERED_BY:
         parts.append(f"Cargo por no presentarse: {no_show_charge(price)} centavos "
                      f"({NO_SHOW_PERCENT} % de {price}).")
     return "\n".join(parts)
