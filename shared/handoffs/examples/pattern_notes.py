@@ -7,12 +7,12 @@ PATTERNS = {p.name: p for p in (
             "el especialista elegido", "el especialista elegido", False, "ruteo erróneo inicial"),
     Pattern("handoff", "Handoff", "durante la ejecución", "el agente en curso", "destilado del trabajo hecho",
             "el receptor", "el receptor", False, "pérdida de contexto"),
-    Pattern("escalation", "Escalada", "durante, al topar un límite", "el agente o un coordinador",
+    Pattern("escalation", "Escalamiento", "durante, al topar un límite", "el agente o un coordinador",
             "destilado + decisión pedida", "el nivel superior, hasta que decide",
             "el agente que escaló, con la decisión", True, "escalar tarde"),
     Pattern("subagent", "Subagente", "durante, como llamada", "el padre (que espera)",
             "especificación de la subtarea", "el padre", "el padre", True, "el padre se bloquea"),
-    Pattern("agent_as_tool", "Agente como herramienta", "durante, como llamada a una herramienta",
+    Pattern("agent_as_tool", "Agente como tool", "durante, como llamada a una tool",
             "el orquestador", "los argumentos de la llamada", "el orquestador", "el orquestador", True,
             "el orquestador filtra (y puede diluir) al especialista"),
 )}
@@ -21,7 +21,7 @@ PATTERNS = {p.name: p for p in (
 BOUNDARY_CHANGES = {
     "responsibility": "otro agente pasa a responder por la etapa siguiente",
     "data": "la etapa necesita datos que el agente actual no tiene, o no debe ver",
-    "permissions": "la etapa necesita otras herramientas u otros permisos",
+    "permissions": "la etapa necesita otras tools u otros permisos",
     "acceptance": "la etapa se da por terminada con otros criterios de aceptación",
 }
 
@@ -29,6 +29,6 @@ BOUNDARY_CHANGES = {
 HANDOFF_QUESTIONS = (
     "¿Qué tiene que entregar el agente siguiente?",
     "¿Qué parte del estado está confirmada, y con qué evidencia?",
-    "¿Qué herramientas y qué efectos quedan fuera de su autoridad?",
+    "¿Qué tools y qué efectos quedan fuera de su autoridad?",
     "¿Qué pasa si no puede seguir?",
 )
