@@ -24,7 +24,7 @@ CODE = re.compile(r"```python\n(.*?)```", re.DOTALL)
 
 # Known debt, to be paid by the second edition of lessons 01-04: wrong answers only the hidden
 # tests catch (strict: fixing one fails the test until its entry is removed here).
-CAUGHT_ONLY_BY_HIDDEN_TESTS = {"03_handoff_pseudo_tool:repaired_handoff:cell22"}
+CAUGHT_ONLY_BY_HIDDEN_TESTS: set[str] = set()
 
 
 def wrong_answers():
