@@ -272,3 +272,9 @@ def test_committed_schema_matches_the_model():
     text = SCHEMA_FILE.read_text(encoding="utf-8")
     expected = json.dumps(json_schema(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     assert text == expected, f"the committed schema is out of date; regenerate it with: {command}"
+
+
+def test_blank_texts_are_refused_like_empty_ones():
+    for field in ("reason", "next_objective", "handoff_id"):
+        with pytest.raises(ValidationError):
+            HandoffContract.model_validate({**VALID, field: "   "})

@@ -47,3 +47,4 @@ def test_live_models_are_called_with_a_copy_of_the_conversation():
     assert next_turn(live, 0, history, tools=[{"name": "t"}], system="be brief")["content"][0]["text"] == "ok"
     assert history == [{"role": "user", "content": "hola"}]
     assert seen[0][1:] == ([{"name": "t"}], "be brief")
+

@@ -37,8 +37,8 @@ MAX_ITEMS = 50
 MAX_CONTRACT_CHARS = 200_000
 """The longest contract accepted as JSON text, checked before parsing it."""
 
-Id = Annotated[str, StringConstraints(min_length=1, max_length=MAX_ID_CHARS)]
-Text = Annotated[str, StringConstraints(min_length=1, max_length=MAX_TEXT_CHARS)]
+Id = Annotated[str, StringConstraints(min_length=1, max_length=MAX_ID_CHARS, pattern=r"\S")]
+Text = Annotated[str, StringConstraints(min_length=1, max_length=MAX_TEXT_CHARS, pattern=r"\S")]
 Entry = Annotated[str, StringConstraints(max_length=MAX_TEXT_CHARS)]
 Entries = Annotated[list[Entry], Field(max_length=MAX_ITEMS)]
 ToolNames = Annotated[list[Annotated[str, StringConstraints(max_length=MAX_ID_CHARS)]], Field(max_length=MAX_ITEMS)]

@@ -56,13 +56,25 @@ def function_schema(function: Tool, name: str | None = None, description: str | 
     return copy.deepcopy(_function_schema(function, name or function.__name__, description))
 
 
+def _type_hints(function: Tool) -> dict[str, Any]:
+    """The type hints of a function, a ``functools.partial`` or a callable object; {} when unreadable."""
+    for target in (function, getattr(function, "func", None), getattr(type(function), "__call__", None)):
+        if target is None:
+            continue
+        try:
+            return get_type_hints(target, include_extras=True)
+        except (TypeError, NameError):
+            continue
+    return {}
+
+
 @functools.lru_cache(maxsize=256)
 def _function_schema(function: Tool, name: str, description: str | None) -> ToolSchema:
     try:
-        hints = get_type_hints(function, include_extras=True)
         parameters = inspect.signature(function).parameters.values()
-    except (TypeError, ValueError, NameError) as error:
+    except (TypeError, ValueError) as error:
         raise UsageError(f"tool {name!r}: cannot read its signature ({error})") from None
+    hints = _type_hints(function)
     fields = {}
     for parameter in parameters:
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
