@@ -58,9 +58,10 @@ def function_schema(function: Tool, name: str | None = None, description: str | 
 
 def _type_hints(function: Tool) -> dict[str, Any]:
     """The type hints of a function, a ``functools.partial`` or a callable object; {} when unreadable."""
-    for target in (function, getattr(function, "func", None), getattr(type(function), "__call__", None)):
-        if target is None:
-            continue
+    targets = [function, type(function).__call__]
+    if isinstance(function, functools.partial):
+        targets.insert(1, function.func)
+    for target in targets:
         try:
             return get_type_hints(target, include_extras=True)
         except (TypeError, NameError):
