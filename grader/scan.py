@@ -1,7 +1,7 @@
 """A static look at the student's code for ways to tamper with grading, for the instructor to read.
 
 The scan lists what it finds (``set_custom_exc``, input or AST transformers, event hooks,
-``sys.modules``, the grader's own modules, ``showtraceback``, ``sys.excepthook``,
+``sys.modules``, the grader's own modules (``grader-internals``), ``showtraceback``, ``sys.excepthook``,
 ``builtins``); it never changes the score. Code that parses is read with ``ast``; code that
 does not (IPython magics, a syntax error) falls back to regular expressions.
 ``from grader import assert_same``, which students may use to test their work, is not flagged.
@@ -22,20 +22,20 @@ FALLBACK = {
     r"\bevents\s*\.\s*(register|unregister|callbacks)\b": "events.register",
     r"\bsys\s*\.\s*modules\b": "sys.modules",
     r"\b(__builtins__|builtins)\b": "builtins",
-    r"\bimport\s+grader\b|\bfrom\s+grader\.|\bgrader\s*\.": "grader modules",
+    r"\bimport\s+grader\b|\bfrom\s+grader\.|\bgrader\s*\.": "grader-internals",
 }
 
 
 def _imports(node: ast.Import | ast.ImportFrom) -> set[str]:
     if isinstance(node, ast.Import):
         names = {alias.name for alias in node.names}
-        return ({"grader modules"} if any(n.split(".")[0] == "grader" for n in names) else set()) | (
+        return ({"grader-internals"} if any(n.split(".")[0] == "grader" for n in names) else set()) | (
             {"builtins"} if "builtins" in names else set())
     if node.module == "builtins":
         return {"builtins"}
     if node.module and node.module.split(".")[0] == "grader":
         if node.module != "grader" or any(alias.name != "assert_same" for alias in node.names):
-            return {"grader modules"}
+            return {"grader-internals"}
     return set()
 
 
@@ -48,7 +48,7 @@ def _found(node: ast.AST) -> set[str]:
         if node.attr == "modules" and isinstance(node.value, ast.Name) and node.value.id == "sys":
             return {"sys.modules"}
         if isinstance(node.value, ast.Name) and node.value.id == "grader":
-            return {"grader modules"}
+            return {"grader-internals"}
     elif isinstance(node, ast.Name) and node.id in ("builtins", "__builtins__"):
         return {"builtins"}
     elif isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -56,7 +56,7 @@ def _found(node: ast.AST) -> set[str]:
     elif isinstance(node, ast.Constant) and isinstance(node.value, str):
         text = node.value
         found = {kind for name, kind in ATTRIBUTES.items() if name in text}
-        return found | ({"grader modules"} if re.match(r"grader(\.|$)", text) else set())
+        return found | ({"grader-internals"} if re.match(r"grader(\.|$)", text) else set())
     return set()
 
 
