@@ -6,6 +6,7 @@ import sys
 import warnings
 from pathlib import Path
 
+from .course import SOLUTIONS, STUDENT
 from .errors import GraderError
 from .execute import Limits
 from .notebooks import write_atomic
@@ -91,14 +92,14 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("generate", help="write student/ from solutions/")
     p.add_argument("lessons", nargs="*", help="lesson numbers or names (default: all)")
-    p.add_argument("--solutions", default="solutions")
-    p.add_argument("--student", default="student")
+    p.add_argument("--solutions", default=SOLUTIONS)
+    p.add_argument("--student", default=STUDENT)
     p.set_defaults(run=cmd_generate)
 
     p = with_limits(sub.add_parser("grade", help="grade one submission"))
     p.add_argument("submission")
     p.add_argument("--source", help="solution notebook (default: the match in --solutions)")
-    p.add_argument("--solutions", default="solutions")
+    p.add_argument("--solutions", default=SOLUTIONS)
     p.add_argument("--json", help="write the report as JSON here")
     p.add_argument("--feedback", help="write HTML feedback here")
     p.set_defaults(run=cmd_grade)
@@ -134,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         code: int = args.run(args)
         return code
-    except (GraderError, FileNotFoundError) as error:
+    except GraderError as error:
         logger.debug("refused", exc_info=True)
         print(f"error: {_one_line(str(error))}", file=sys.stderr)
         return 2

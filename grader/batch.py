@@ -18,7 +18,7 @@ from typing import Any
 from . import __version__
 from .api import WrongLesson, grade_notebooks
 from .course import match_source
-from .errors import GraderError
+from .errors import GraderError, MissingPath
 from .execute import Limits
 from .kernel import start_worker_supply, worker_supply
 from .notebooks import read_notebook, write_atomic
@@ -105,7 +105,7 @@ def batch(directory, source, out, workers=None, limits=Limits(), progress=True):
     directory, out = Path(directory), Path(out)
     for path, what in ((directory, "submissions folder"), (Path(source), "source")):
         if not path.exists():
-            raise FileNotFoundError(f"{what} {path} does not exist")
+            raise MissingPath(f"{what} {path} does not exist")
     submissions = find_submissions(directory, out)
     workers = max(1, workers or os.cpu_count() or 1)
     rows = []

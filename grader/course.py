@@ -7,6 +7,7 @@
 
 from pathlib import Path
 
+from .errors import MissingPath
 from .notebooks import UnusableNotebook
 
 GUIDED, SOLUTIONS, STUDENT = "notebooks", "solutions", "student"
@@ -28,7 +29,7 @@ def lessons(solutions_dir: str | Path, names: tuple[str, ...] | list[str] = ()) 
     paths = sorted(Path(solutions_dir).glob("*.ipynb"))
     missing = {Path(n).stem for n in names if not any(is_lesson(p, n) for p in paths)}
     if missing:
-        raise FileNotFoundError(f"no solution notebook for {sorted(missing)} in {solutions_dir}")
+        raise MissingPath(f"no solution notebook for {sorted(missing)} in {solutions_dir}")
     return [p for p in paths if chosen(p, names)]
 
 

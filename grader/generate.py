@@ -13,7 +13,7 @@ from nbgrader.preprocessors import (
     LockCells,
 )
 
-from .course import lessons
+from .course import SOLUTIONS, STUDENT, lessons
 from .errors import GraderError
 from .metadata import is_solution_only, metadata_problems
 from .notebooks import dumps, read_notebook, tidy, write_atomic
@@ -38,7 +38,7 @@ def student_version(source_nb: NotebookNode, name: str = "notebook") -> Notebook
     return tidy(nb)
 
 
-def generate(solutions_dir: str | Path = "solutions", student_dir: str | Path = "student",
+def generate(solutions_dir: str | Path = SOLUTIONS, student_dir: str | Path = STUDENT,
              names: tuple[str, ...] | list[str] = ()) -> list[Path]:
     """Write student/NN.ipynb for each chosen solution; returns the paths whose content changed."""
     changed = []

@@ -7,6 +7,7 @@ anything is written or shown. A test that fails inside its hidden part says so, 
 exception message, which could quote the hidden code or its expected values.
 """
 
+import json
 import re
 from typing import Any
 
@@ -38,7 +39,9 @@ class Scrubber:
     """Removes every line of the hidden tests from text, outputs and cell runs."""
 
     def __init__(self, cells: list[NotebookNode]) -> None:
-        texts = {text for cell in cells for _, text in hidden_lines(cell)}
+        lines = {text for cell in cells for _, text in hidden_lines(cell)}
+        # as printed inside JSON (the notebook read from disk) or a repr (print(In)), quotes come escaped
+        texts = lines | {json.dumps(line)[1:-1] for line in lines} | {repr(line)[1:-1] for line in lines}
         self.lines = sorted(texts, key=len, reverse=True)
         self.pattern = re.compile("|".join(map(re.escape, self.lines))) if self.lines else None
 

@@ -97,6 +97,7 @@ def graded(tmp_path_factory):
     notebooks["leak"] = submission(after={"test_quote_total_more": LEAK, "test_charge": LEAK})
     notebooks["peek"] = submission(charge=PEEK_CHARGE, after={"test_charge": LEAK})
     notebooks["hidden_only"] = submission(charge=HIDDEN_ONLY_CHARGE)
+    notebooks["disk"] = submission(after={"test_charge": f"print(open({str(SOURCE)!r}).read())"})
     for name, nb in notebooks.items():
         (subs / f"{name}.ipynb").write_text(dumps(nb), encoding="utf-8")
     rows = batch(subs, SOURCE, out, workers=2, limits=LIMITS, progress=False)
@@ -144,18 +145,29 @@ def _everything_written(graded, name):
                       (out / "grades.csv").read_text(encoding="utf-8")])
 
 
-@pytest.mark.parametrize("name", ["leak", "peek"])
+@pytest.mark.parametrize("name", ["leak", "peek", "disk"])
 def test_no_hidden_line_is_ever_written(graded, name):
     text = _everything_written(graded, name)
     assert not any(line in text for line in HIDDEN)
     assert "[hidden test]" in text  # the attack did print them; the scrubber masked them
 
 
+def test_hidden_lines_are_masked_however_they_are_quoted():
+    from grader.hidden import Scrubber
+
+    test = new_code_cell('"""t."""\nx = 1\n### BEGIN HIDDEN TESTS\nassert f("it\'s") == "b"\n### END HIDDEN TESTS')
+    scrub = Scrubber([test])
+    for shown in ('assert f("it\'s") == "b"', json.dumps('assert f("it\'s") == "b"'), repr('assert f("it\'s") == "b"'),
+                  "\x1b[38;5;28massert f(\"it's\") == \"b\"", "cut at the end: assert f(\"it's"):
+        assert "assert f(" not in scrub.text(shown), shown
+    assert scrub.text("x = 1") == "x = 1"  # visible lines stay
+
+
 def test_no_hidden_line_reaches_the_terminal(tmp_path):
     path = tmp_path / "leak.ipynb"
     path.write_text(dumps(submission(charge=PEEK_CHARGE, after={"test_charge": LEAK})), encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "grader", "grade", str(path), "--source", str(SOURCE),
-                           "--timeout", "5", "--json", str(tmp_path / "r.json"), "--feedback", str(tmp_path / "f.html")],
+    done = subprocess.run([sys.executable, "-m", "grader", "grade", str(path), "--source", str(SOURCE), "--timeout",
+                           "5", "--json", str(tmp_path / "r.json"), "--feedback", str(tmp_path / "f.html")],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     everything = done.stdout + done.stderr + (tmp_path / "r.json").read_text() + (tmp_path / "f.html").read_text()
@@ -184,8 +196,8 @@ FLOODS = {
     "display_updates": "h = display('a', display_id=True)\nfor i in range(20_000):\n    h.update('z' * 100)",
     "clear_output": "from IPython.display import clear_output\nfor i in range(300):\n"
                     "    clear_output(wait=True)\n    print('w' * 10_000)",
-    "display_data": "from IPython.display import display\nfor i in range(300):\n    display({'text/plain': 'v' * 10_000},"
-                    " raw=True)",
+    "display_data": "from IPython.display import display\nfor i in range(300):\n"
+                    "    display({'text/plain': 'v' * 10_000}, raw=True)",
     "execute_result": "'r' * 5_000_000",
 }
 
