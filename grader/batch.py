@@ -6,6 +6,7 @@ limits (a content hash), so an interrupted batch resumes where it stopped.
 """
 
 import csv
+import functools
 import hashlib
 import io
 import json
@@ -15,11 +16,14 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
+from nbformat import NotebookNode
+
 from . import __version__
 from .api import WrongLesson, grade_notebooks
 from .course import match_source
 from .errors import GraderError, MissingPath
 from .execute import Limits
+from .generate import student_version
 from .kernel import start_worker_supply, worker_supply
 from .notebooks import read_notebook, write_atomic
 from .report import feedback_html
@@ -52,6 +56,13 @@ def _slug(submission: Path, root: Path) -> str:
     return "__".join(submission.relative_to(root).with_suffix("").parts)
 
 
+@functools.lru_cache(maxsize=16)
+def _source_notebooks(path: Path, mtime_ns: int) -> tuple[NotebookNode, NotebookNode]:
+    """A source notebook and its student version, read and generated once per worker (grading only reads them)."""
+    source = read_notebook(path)
+    return source, student_version(source, str(path))
+
+
 def grade_one(submission: Path, source_arg: Path, root: Path, out: Path, limits: Limits) -> dict[str, str]:
     """Grade one submission and write its JSON report and HTML feedback; returns its CSV row."""
     submission, out = Path(submission), Path(out)
@@ -66,7 +77,8 @@ def grade_one(submission: Path, source_arg: Path, root: Path, out: Path, limits:
             saved = json.loads(report_path.read_text(encoding="utf-8"))
             if saved.get("key") == key:
                 return {**row, **saved["row"], "cached": "yes"}
-        report, feedback_nb = grade_notebooks(read_notebook(source), read_notebook(submission), limits=limits,
+        source_nb, student = _source_notebooks(source, source.stat().st_mtime_ns)
+        report, feedback_nb = grade_notebooks(source_nb, read_notebook(submission), limits=limits, student=student,
                                               names=(str(source), row["submission"]), supply=worker_supply())
         row.update(score=f"{report.score:g}", max_score=f"{report.max_score:g}", status="graded",
                    tampered=" ".join(f"{t['grade_id']}:{t['problem']}" for t in report.tampered),

@@ -108,7 +108,3 @@ def write_atomic(path: str | os.PathLike[str], text: str) -> None:
         Path(tmp).unlink(missing_ok=True)
         raise
 
-
-def write_notebook(nb: NotebookNode, path: str | os.PathLike[str]) -> None:
-    """Write a notebook atomically as canonical JSON."""
-    write_atomic(path, dumps(nb))

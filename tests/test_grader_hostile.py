@@ -348,6 +348,18 @@ def test_tags_as_a_string_are_one_tag_not_characters():
     assert tags(code_cell("x", tags=[1, "a"])) == ["a"]
 
 
+def test_a_submission_with_a_string_tag_is_graded(tmp_path):
+    """Read as characters, "skip-execution-not" would contain nbclient's skip-execution tag."""
+    nb = submission(charge="def charge(price_cents):\n    return price_cents // helper",
+                    after={"quote_total": "helper = 2"})
+    data = json.loads(dumps(nb))
+    next(c for c in data["cells"] if "".join(c["source"]) == "helper = 2")["metadata"]["tags"] = "skip-execution-not"
+    path = tmp_path / "tagged.ipynb"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    report, _ = grade_notebooks(read_notebook(SOURCE), read_notebook(path), limits=LIMITS)
+    assert report.score == 5 and report.other_errors == [] and report.solution_errors == []
+
+
 def test_a_guided_notebook_reads_a_string_tag_as_one_tag(tmp_path):
     from grader.course_check import check_guided
 
