@@ -4,6 +4,7 @@ import csv
 import hashlib
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -40,10 +41,12 @@ def digest(folder):
 
 
 def kernels():
+    """Kernel processes of this virtual environment (other projects on the machine run their own)."""
     found = []
     for proc in Path("/proc").iterdir():
         try:
-            if proc.name.isdigit() and b"ipykernel_launcher" in (proc / "cmdline").read_bytes():
+            cmdline = (proc / "cmdline").read_bytes() if proc.name.isdigit() else b""
+            if b"ipykernel_launcher" in cmdline and sys.prefix.encode() in cmdline:
                 found.append(proc.name)
         except OSError:
             pass
