@@ -17,8 +17,10 @@ test fails. Every limit is a mark on one cell, never the end of the run:
 """
 
 import asyncio
+import functools
 import logging
 import math
+import secrets
 from dataclasses import dataclass, field
 from queue import Empty
 from time import monotonic
@@ -29,7 +31,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 from nbformat import NotebookNode
 
-from .guard import RESET_EXPRESSION, TOKEN
+from .guard import install_code, reset_expression, response
 from .kernel import Kernel, KernelSupply
 from .metadata import is_test
 
@@ -37,7 +39,6 @@ logger = logging.getLogger(__name__)
 
 TIMEOUT_ENAME = "CellTimeout"
 RESET_ENAME = "GraderReset"
-GUARD_INSTALL = "import grader.guard\ngrader.guard.install()\ndel grader"
 SILENT_TIMEOUT = 10.0
 FREE_MESSAGES = ("status", "execute_input", "clear_output")
 KEPT_CHARS = 2_000      # of an exception message or traceback line kept in a CellRun
@@ -159,11 +160,17 @@ async def _responsive(client: NotebookClient, grace: float) -> bool:
     return await _reply(client, _kc(client).kernel_info(), grace) is not None
 
 
-async def _reset(client: NotebookClient) -> bool:
-    """Restore the state a test depends on; True once the kernel's guard confirms it."""
-    reply = await _silent(client, "", SILENT_TIMEOUT, {"reset": RESET_EXPRESSION})
+async def _install(client: NotebookClient, secret: str) -> None:
+    """Install the guard in a kernel that has run no student code yet."""
+    await _silent(client, install_code(secret), SILENT_TIMEOUT)
+
+
+async def _reset(client: NotebookClient, secret: str) -> bool:
+    """Restore the state a test depends on; True once the guard installed with ``secret`` answers."""
+    challenge = secrets.token_hex(8)
+    reply = await _silent(client, "", SILENT_TIMEOUT, {"reset": reset_expression(challenge)})
     value = (reply or {}).get("user_expressions", {}).get("reset", {})
-    return value.get("status") == "ok" and TOKEN in str(value.get("data", {}).get("text/plain", ""))
+    return value.get("status") == "ok" and response(secret, challenge) in str(value.get("data", {}).get("text/plain"))
 
 
 async def _restart(client: NotebookClient) -> None:
@@ -174,11 +181,11 @@ async def _restart(client: NotebookClient) -> None:
     await client.async_start_new_kernel_client()
 
 
-async def _recover(client: NotebookClient, nb: NotebookNode, kept: list[int], guarded: bool, deadline: float,
+async def _recover(client: NotebookClient, nb: NotebookNode, kept: list[int], secret: str | None, deadline: float,
                    limits: Limits) -> None:
     """After a restart: install the guard again, then replay the cells that had run fine, silently."""
-    if guarded:
-        await _silent(client, GUARD_INSTALL, SILENT_TIMEOUT)
+    if secret:
+        await _install(client, secret)
     for index in kept:
         left = min(limits.cell_timeout, deadline - monotonic())
         if left <= 0:
@@ -186,23 +193,33 @@ async def _recover(client: NotebookClient, nb: NotebookNode, kept: list[int], gu
         if await _silent(client, nb.cells[index].source, left) is None:
             logger.debug("replaying cell %d did not finish; the kernel starts clean", index)
             await _restart(client)
-            if guarded:
-                await _silent(client, GUARD_INSTALL, SILENT_TIMEOUT)
+            if secret:
+                await _install(client, secret)
             return
 
 
 async def _run_cell(client: NotebookClient, cell: NotebookNode, index: int, timeout: float, limits: Limits,
-                    replies: dict[int, Any], store_history: bool) -> tuple[CellRun, bool]:
-    """Run one cell; returns its outcome and whether the kernel was restarted."""
+                    replies: dict[int, Any], test: bool) -> tuple[CellRun, bool]:
+    """Run one cell; returns its outcome and whether the kernel was restarted.
+
+    A test cell runs as a silent request: IPython then stores no history and triggers no
+    ``pre_run_cell``/``post_run_cell`` event, so not even a hook the tested function registers
+    while the test runs can see or change the test's result.
+    """
     client.timeout = max(1, math.ceil(timeout))  # nbclient counts whole seconds
     if not cell.source.strip():
         return CellRun(index, "ok"), False
+    kc = _kc(client)
+    if test:  # nbclient has no option for it: its one call to kc.execute gets silent=True
+        kc.execute = functools.partial(type(kc).execute, kc, silent=True)
     try:
-        await client.async_execute_cell(cell, index, store_history=store_history)
+        await client.async_execute_cell(cell, index, store_history=not test)
     except DeadKernelError:
         await _restart(client)
         return CellRun(index, "died", "DeadKernelError",
                        "the kernel died while running this cell; it was restarted"), True
+    finally:
+        vars(kc).pop("execute", None)
     reply = replies.pop(index, {}).get("content", {})
     if reply.get("ename") == TIMEOUT_ENAME:
         restarted = not await _responsive(client, limits.interrupt_grace)
@@ -229,13 +246,14 @@ async def run_notebook(nb: NotebookNode, limits: Limits = DEFAULT_LIMITS,
         iopub_timeout=5, shutdown_kernel="immediate", record_timing=False, coalesce_streams=True,
         on_cell_executed=lambda cell, cell_index, execute_reply: replies.__setitem__(cell_index, execute_reply))
     tests = {index for index, cell in enumerate(nb.cells) if is_test(cell)}
+    secret = secrets.token_hex(16) if tests else None
     runs: list[CellRun] = []
     kept: list[int] = []  # cells that ran fine, replayed after a restart
     deadline = monotonic() + limits.notebook_timeout
     try:
         async with client.async_setup_kernel(cleanup_kc=True):
-            if tests:
-                await _silent(client, GUARD_INSTALL, SILENT_TIMEOUT)
+            if secret:
+                await _install(client, secret)
             for index, cell in enumerate(nb.cells):
                 if cell.cell_type != "code":
                     continue
@@ -244,15 +262,15 @@ async def run_notebook(nb: NotebookNode, limits: Limits = DEFAULT_LIMITS,
                     runs.append(CellRun(index, "not-run", "NotebookTimeout",
                                         f"the notebook's time budget of {limits.notebook_timeout:g} s was spent"))
                     continue
-                if index in tests and not await _reset(client):
+                if secret and index in tests and not await _reset(client, secret):
                     runs.append(CellRun(index, "error", RESET_ENAME,
                                         "the kernel did not let the grader restore its state before this test"))
                     continue
                 run, restarted = await _run_cell(client, cell, index, min(limits.cell_timeout, left), limits,
-                                                 replies, store_history=index not in tests)
+                                                 replies, test=index in tests)
                 runs.append(run)
                 if restarted:
-                    await _recover(client, nb, kept, bool(tests), deadline, limits)
+                    await _recover(client, nb, kept, secret, deadline, limits)
                 elif run.ok and index not in tests:
                     kept.append(index)
     finally:

@@ -5,29 +5,51 @@ tamper with to fake a pass: the custom exception handler, ``showtraceback`` and 
 shell methods, the event callbacks (``post_run_cell`` ...), the input and AST transformers,
 ``sys.excepthook`` and the standard streams, every builtin (``print``, ``__import__``,
 ``AssertionError`` ...), the import machinery, and the grader's own modules (``from grader
-import assert_same``) with their functions' code. ``reset()`` puts all of it back; the
-grader calls it through a silent ``user_expressions`` request, which no input transformer
-and no cell event sees, and fails the test cell when it does not answer ``TOKEN``.
+import assert_same``) with their functions' code. ``reset(challenge)`` puts all of it back;
+the grader calls it through a silent ``user_expressions`` request, which no input transformer
+and no cell event sees, and fails the test cell unless it answers the challenge with the
+secret given at install time (a fake guard does not know it).
 
-This defends against tampering through IPython's and Python's public hooks; student code
-that rewrites the kernel's own message handling is outside what an in-process guard can
-stop, and the static scan (``grader.scan``) flags it for the instructor.
+This defends against tampering through IPython's and Python's public hooks. Student code that
+digs into the guard's own closure or rewrites the kernel's message handling is outside what an
+in-process guard can stop; the static scan (``grader.scan``) flags it for the instructor.
 """
 
 import builtins
+import hashlib
+import hmac
+import linecache
 import sys
 import types
 from collections.abc import Callable
 from typing import Any
 
-TOKEN = "grader-reset-ok"
 SHELL_METHODS = ("showtraceback", "_showtraceback", "showsyntaxerror", "showindentationerror", "set_custom_exc",
                  "run_cell", "run_cell_async", "run_code", "run_ast_nodes", "transform_cell", "transform_ast",
                  "should_run_async", "user_expressions", "excepthook", "get_exception_only")
 SYS_HOOKS = ("excepthook", "displayhook", "stdout", "stderr", "stdin")
-RESET_EXPRESSION = "__import__('grader.guard', fromlist=['reset']).reset()"
 
-reset: Callable[[], str] = lambda: "grader.guard.install() was not run in this kernel"  # noqa: E731
+
+def response(secret: str, challenge: str) -> str:
+    """The answer only a guard installed with ``secret`` gives to ``challenge``."""
+    return hmac.new(secret.encode(), challenge.encode(), hashlib.sha256).hexdigest()
+
+
+def install_code(secret: str) -> str:
+    """The code the grader runs silently, before any student code, to install the guard."""
+    return f"import grader.guard\ngrader.guard.install({secret!r})\ndel grader"
+
+
+def reset_expression(challenge: str) -> str:
+    """The user expression that resets the kernel and answers ``challenge``."""
+    return f"__import__('grader.guard', fromlist=['reset']).reset({challenge!r})"
+
+
+def _not_installed(challenge: str) -> str:
+    return "grader.guard.install() was not run in this kernel"
+
+
+reset: Callable[[str], str] = _not_installed
 
 
 def _grader_modules() -> dict[str, types.ModuleType]:
@@ -35,10 +57,23 @@ def _grader_modules() -> dict[str, types.ModuleType]:
             if (name == "grader" or name.startswith("grader.")) and isinstance(module, types.ModuleType)}
 
 
-def install() -> None:
-    """Remember the pristine state; from now on ``reset()`` restores it."""
+def _forget(secret: str) -> None:
+    """Drop the install code (which holds the secret) from the line cache, where student code could read it."""
+    for key, entry in list(linecache.cache.items()):
+        if len(entry) > 2 and secret in "".join(entry[2]):
+            del linecache.cache[key]
+
+
+def install(secret: str) -> None:
+    """Remember the pristine state; from now on ``reset(challenge)`` restores it and answers the challenge.
+
+    A fake guard (say, a module put in ``sys.modules`` by student code) cannot answer: it does
+    not know the secret, which lives only in this closure and in the grader.
+    """
     global reset
     from IPython import get_ipython
+
+    _forget(secret)
 
     shell = get_ipython()
     manager = shell.input_transformer_manager
@@ -60,7 +95,7 @@ def install() -> None:
             for _, saved in modules.values() for function in saved.values()
             if isinstance(function, types.FunctionType)}
 
-    def restore() -> str:
+    def restore(challenge: str) -> str:
         for (cls, name), value in on_class.items():
             if cls.__dict__.get(name) is not value:
                 setattr(cls, name, value)
@@ -98,7 +133,7 @@ def install() -> None:
             vars(module).update(module_dict)
         for function, (function_code, defaults, kwdefaults) in code.items():
             function.__code__, function.__defaults__, function.__kwdefaults__ = function_code, defaults, kwdefaults
-        return TOKEN
+        return response(secret, challenge)
 
     reset = restore
     modules[__name__][1]["reset"] = restore  # the restored module keeps the live guard

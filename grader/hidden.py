@@ -13,7 +13,7 @@ from typing import Any
 
 from nbformat import NotebookNode
 
-from .execute import CellRun
+from .execute import RESET_ENAME, CellRun
 from .metadata import MARKERS
 
 HIDDEN_BEGIN, HIDDEN_END = MARKERS["hidden tests"]
@@ -84,7 +84,7 @@ class Scrubber:
 def failed_in_hidden(run: CellRun, cell: NotebookNode) -> bool:
     """Whether a failed test cell stopped inside its hidden part (also when the traceback does not say where)."""
     numbers = {number for number, _ in hidden_lines(cell)}
-    if not numbers or run.status != "error":
+    if not numbers or run.status != "error" or run.ename == RESET_ENAME:
         return False
     for line in run.traceback:
         found = CELL_FRAME.search(ANSI.sub("", line))
