@@ -69,6 +69,11 @@ FAKE_PASS = {
     "assertion_error_replaced": ("import builtins\nclass _Quiet(Exception):\n    pass\n"
                                  "builtins.AssertionError = _Quiet\n"
                                  "get_ipython().set_custom_exc((_Quiet,), lambda *a, **k: None)", "builtins"),
+    "import_hook": ("import builtins, types\n_real_import = builtins.__import__\n"
+                    "_fake = types.ModuleType('grader')\n_fake.assert_same = lambda *a, **k: None\n"
+                    "def _evil_import(name, *args, **kwargs):\n"
+                    "    return _fake if name == 'grader' else _real_import(name, *args, **kwargs)\n"
+                    "builtins.__import__ = _evil_import", "builtins"),
     "excepthook_and_print": ("import sys, builtins\nsys.excepthook = lambda *a: None\n"
                              "builtins.print = lambda *a, **k: None", "sys.excepthook"),
 }
