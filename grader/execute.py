@@ -2,8 +2,9 @@
 
 A cell fails when the kernel's ``execute_reply`` says so (``status: "error"``), whatever
 its outputs show. Before each test cell, a silent request restores the IPython state student
-code could have tampered with (``grader.guard``); if the kernel does not confirm it, the
-test fails. Every limit is a mark on one cell, never the end of the run:
+code could have tampered with (``grader.guard``); if the guard does not answer the challenge,
+the test fails. The test cell itself then runs as a silent request, so no run-cell hook fires.
+Every limit is a mark on one cell, never the end of the run:
 
 * a cell that runs past its timeout is interrupted and marked; if the kernel does not
   answer after the interrupt, it is restarted. The next cells run either way.
