@@ -22,7 +22,7 @@ FALLBACK = {
     r"\bevents\s*\.\s*(register|unregister|callbacks)\b": "events.register",
     r"\bsys\s*\.\s*modules\b": "sys.modules",
     r"\b(__builtins__|builtins)\b": "builtins",
-    r"\bimport\s+grader\b|\bfrom\s+grader\.|\bgrader\s*\.": "grader-internals",
+    r"\bimport\s+grader\b|\bfrom\s+grader\.|\bgrader\s*\.|['\"]grader(\.|['\"])": "grader-internals",
 }
 
 

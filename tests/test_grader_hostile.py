@@ -448,3 +448,19 @@ def test_the_submission_file_is_never_modified(tmp_path):
     before = path.read_bytes()
     grade_notebooks(read_notebook(SOURCE), copy.deepcopy(read_notebook(path)), limits=LIMITS)
     assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("code, kinds", [
+    ("from grader import assert_same\nassert_same(1, 1)", []),  # students may test their work with it
+    ("events = [1]\nevents.append(2)\nmodules = 3", []),
+    ("%time x = 1\nget_ipython().events.register('post_run_cell', f)", ["events.register"]),  # not Python: regex
+    ("%%capture\nimport sys\nsys.modules['grader'] = None\nsys.excepthook = None",
+     ["grader-internals", "sys.excepthook", "sys.modules"]),
+    ("ip = get_ipython()\ngetattr(ip, 'set_custom_exc')((Exception,), None)", ["set_custom_exc"]),
+    ("import grader.asserts", ["grader-internals"]),
+    ("from builtins import print as p", ["builtins"]),
+])
+def test_the_static_scan_lists_what_student_code_touches(code, kinds):
+    from grader.scan import scan_cells
+
+    assert scan_cells([code]) == kinds
