@@ -7,9 +7,11 @@ Importing ``grader`` is cheap, so test cells can use ``from grader import assert
 the heavier parts load on first use.
 """
 
-from .checks import assert_same
+from .asserts import assert_same
 
-__version__ = "0.1.0"
+__all__ = ["assert_same", "grade", "grade_notebooks", "Limits", "UnusableNotebook", "Report", "TestResult"]
+
+__version__ = "0.2.0"  # part of every batch cache key: a new grader regrades
 
 _LAZY = {
     "grade": "api", "grade_notebooks": "api", "Limits": "execute",
@@ -17,7 +19,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> object:
     if name in _LAZY:
         import importlib
         return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)

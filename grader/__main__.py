@@ -1,20 +1,24 @@
 """The grader's command line: ``python -m grader generate | grade | batch | check``."""
 
 import argparse
+import logging
 import sys
 import warnings
 from pathlib import Path
 
+from .course import SOLUTIONS, STUDENT
+from .errors import GraderError
 from .execute import Limits
-from .generate import InvalidSource
-from .notebooks import UnusableNotebook, write_atomic
+from .notebooks import write_atomic
+
+logger = logging.getLogger("grader")
 
 
-def _limits(args):
+def _limits(args: argparse.Namespace) -> Limits:
     return Limits(cell_timeout=args.timeout, notebook_timeout=args.budget, memory_bytes=int(args.memory * 2 ** 20))
 
 
-def cmd_generate(args):
+def cmd_generate(args: argparse.Namespace) -> int:
     from .generate import generate
 
     changed = generate(args.solutions, args.student, args.lessons)
@@ -24,9 +28,9 @@ def cmd_generate(args):
     return 0
 
 
-def cmd_grade(args):
+def cmd_grade(args: argparse.Namespace) -> int:
     from .api import grade_notebooks
-    from .batch import match_source
+    from .course import match_source
     from .notebooks import read_notebook
     from .report import feedback_html
 
@@ -42,7 +46,7 @@ def cmd_grade(args):
     return 0
 
 
-def cmd_batch(args):
+def cmd_batch(args: argparse.Namespace) -> int:
     from .batch import batch
 
     rows = batch(args.directory, args.source, args.out, workers=args.workers, limits=_limits(args))
@@ -54,8 +58,8 @@ def cmd_batch(args):
     return 0
 
 
-def cmd_check(args):
-    from .check import check_course
+def cmd_check(args: argparse.Namespace) -> int:
+    from .course_check import check_course
 
     problems = check_course(args.root, workers=args.workers, limits=_limits(args), lessons=args.lessons)
     for problem in problems:
@@ -64,8 +68,8 @@ def cmd_check(args):
     return 1 if problems else 0
 
 
-def cmd_store_outputs(args):
-    from .check import store_outputs
+def cmd_store_outputs(args: argparse.Namespace) -> int:
+    from .course_check import store_outputs
 
     problems = [problem for path in args.notebooks for problem in store_outputs(Path(path), _limits(args))]
     for problem in problems:
@@ -74,12 +78,13 @@ def cmd_store_outputs(args):
     return 1 if problems else 0
 
 
-def parser():
+def parser() -> argparse.ArgumentParser:
     """The argument parser for every subcommand."""
     top = argparse.ArgumentParser(prog="python -m grader", description=__doc__)
+    top.add_argument("-v", "--verbose", action="store_true", help="log what the grader does, with tracebacks")
     sub = top.add_subparsers(dest="command", required=True)
 
-    def with_limits(p):
+    def with_limits(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
         p.add_argument("--timeout", type=float, default=30, help="seconds per cell (default 30)")
         p.add_argument("--budget", type=float, default=600, help="seconds per notebook (default 600)")
         p.add_argument("--memory", type=float, default=2048, help="kernel memory limit in MiB (default 2048)")
@@ -87,14 +92,14 @@ def parser():
 
     p = sub.add_parser("generate", help="write student/ from solutions/")
     p.add_argument("lessons", nargs="*", help="lesson numbers or names (default: all)")
-    p.add_argument("--solutions", default="solutions")
-    p.add_argument("--student", default="student")
+    p.add_argument("--solutions", default=SOLUTIONS)
+    p.add_argument("--student", default=STUDENT)
     p.set_defaults(run=cmd_generate)
 
     p = with_limits(sub.add_parser("grade", help="grade one submission"))
     p.add_argument("submission")
     p.add_argument("--source", help="solution notebook (default: the match in --solutions)")
-    p.add_argument("--solutions", default="solutions")
+    p.add_argument("--solutions", default=SOLUTIONS)
     p.add_argument("--json", help="write the report as JSON here")
     p.add_argument("--feedback", help="write HTML feedback here")
     p.set_defaults(run=cmd_grade)
@@ -118,14 +123,26 @@ def parser():
     return top
 
 
-def main(argv=None):
-    """Run a subcommand; unusable input exits 2 with one line and no traceback."""
+def _one_line(text: str) -> str:
+    return " ".join(text.split())[:500]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run a subcommand; unusable input exits 2 with one line and no traceback (``-v`` logs the traceback)."""
     args = parser().parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, format="%(name)s: %(message)s")
     warnings.simplefilter("ignore")  # nbformat's notes on fixed cell ids are not the user's concern
     try:
-        return args.run(args)
-    except (UnusableNotebook, InvalidSource, FileNotFoundError) as error:
-        print(f"error: {' '.join(str(error).split())}", file=sys.stderr)
+        code: int = args.run(args)
+        return code
+    except GraderError as error:
+        logger.debug("refused", exc_info=True)
+        print(f"error: {_one_line(str(error))}", file=sys.stderr)
+        return 2
+    except Exception as error:  # noqa: BLE001 - a grader bug still ends in one line; -v shows the traceback
+        logger.debug("unexpected error", exc_info=True)
+        print(f"error: grader failed: {type(error).__name__}: {_one_line(str(error))} (run with -v for details)",
+              file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -4,36 +4,50 @@ import copy
 from pathlib import Path
 
 import nbformat
+from nbformat import NotebookNode
 
-from .assemble import assemble
-from .execute import Limits, execute
+from .assemble import Assembly, assemble
+from .execute import DEFAULT_LIMITS, CellRun, Limits, execute
 from .generate import student_version
-from .metadata import grade_id, is_solution, is_test, points
+from .hidden import Scrubber, failed_in_hidden
+from .kernel import KernelSupply
+from .metadata import grade_id, is_protected, is_solution, is_test, points, type_problems
 from .notebooks import UnusableNotebook, read_notebook
 from .report import Report, TestResult
+from .scan import scan_cells
 
 STATUS = {"ok": "passed", "error": "failed", "timeout": "timeout", "died": "died", "not-run": "not-run"}
 
 
-def _results(source, assembly, runs):
-    by_index = {run.index: run for run in runs}
-    report_parts = {"exercises": [], "solution_errors": [], "other_errors": []}
+class WrongLesson(UnusableNotebook):
+    """A submission that shares no graded cell with the source: the notebook of another lesson."""
+
+
+def _feedback(run: CellRun, cell: NotebookNode) -> str:
+    """The test's one-line feedback; a failure inside the hidden tests does not quote the exception."""
+    if failed_in_hidden(run, cell):
+        return f"{run.ename} in a hidden test"
+    return run.summary
+
+
+def _results(source: NotebookNode, assembly: Assembly, runs: list[CellRun]) -> dict[str, list]:
+    report_parts: dict[str, list] = {"exercises": [], "solution_errors": [], "other_errors": []}
     test_cells = {grade_id(c): c for c in source.cells if is_test(c)}
     kinds = {index: gid for gid, index in assembly.positions.items()}
-    for index, run in sorted(by_index.items()):
-        gid = kinds.get(index)
-        if gid in test_cells:
+    for run in sorted(runs, key=lambda run: run.index):
+        gid = kinds.get(run.index)
+        cell = assembly.notebook.cells[run.index]
+        if gid is not None and gid in test_cells:
+            worth = points(test_cells[gid])
             report_parts["exercises"].append(TestResult(
-                gid, points(test_cells[gid]) if run.ok else 0.0, points(test_cells[gid]),
-                STATUS[run.status], run.summary))
+                gid, worth if run.ok else 0.0, worth, STATUS[run.status], _feedback(run, cell)))
         elif not run.ok:
-            cell = assembly.notebook.cells[index]
             kind = "solution_errors" if gid and is_solution(cell) else "other_errors"
-            report_parts[kind].append({"cell": index, "grade_id": gid, "error": run.summary})
+            report_parts[kind].append({"cell": run.index, "grade_id": gid, "error": run.summary})
     return report_parts
 
 
-def feedback_notebook(assembly, student, report):
+def feedback_notebook(assembly: Assembly, student: NotebookNode, report: Report) -> NotebookNode:
     """The graded notebook as the student may see it: visible test source, one result line per test."""
     nb = copy.deepcopy(assembly.notebook)
     visible = {grade_id(c): c.source for c in student.cells if grade_id(c)}
@@ -49,29 +63,41 @@ def feedback_notebook(assembly, student, report):
     return nb
 
 
-def check_submission(source, submission, name):
-    """Refuse a submission that holds no cell of the source: it is the wrong notebook."""
+def check_submission(source: NotebookNode, submission: NotebookNode, name: str) -> None:
+    """Refuse a submission with wrongly typed metadata, or that holds no cell of the source (another lesson)."""
+    problems = type_problems(submission, name)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise UnusableNotebook(f"{problems[0]}{more}")
     source_ids = {grade_id(c) for c in source.cells if grade_id(c)}
     if source_ids and not source_ids & {grade_id(c) for c in submission.cells}:
-        raise UnusableNotebook(f"{name}: holds no cell of the source notebook; is it the right lesson?")
+        raise WrongLesson(f"{name}: holds no cell of the source notebook; is it the right lesson?")
 
 
-def grade_notebooks(source, submission, *, limits=Limits(), names=("source", "submission"), supply=None,
-                    student=None):
+def grade_notebooks(source: NotebookNode, submission: NotebookNode, *, limits: Limits = DEFAULT_LIMITS,
+                    names: tuple[str, str] = ("source", "submission"), supply: KernelSupply | None = None,
+                    student: NotebookNode | None = None) -> tuple[Report, NotebookNode]:
     """Grade an in-memory submission against an in-memory source; returns (report, feedback notebook).
 
     ``student`` is the source's generated student version, when the caller already has it.
+    Every output and message is scrubbed of the hidden tests before it leaves this function.
     """
     check_submission(source, submission, names[1])
     student = student if student is not None else student_version(source, names[0])
     assembly = assemble(source, submission, student)
+    suspicious = scan_cells([c.source for c in assembly.notebook.cells
+                             if c.cell_type == "code" and not is_protected(c)])
     runs = execute(assembly.notebook, limits, supply)
+    scrub = Scrubber([c for c in source.cells if is_test(c)])
+    scrub.notebook(assembly.notebook)
+    for run in runs:
+        scrub.run(run)  # before any message is shortened or joined into one line
     report = Report(submission=names[1], source=names[0], tampered=assembly.tampered, notes=assembly.notes,
-                    **_results(source, assembly, runs))
+                    suspicious=suspicious, **_results(source, assembly, runs))
     return report, feedback_notebook(assembly, student, report)
 
 
-def grade(source, submission, *, limits=Limits()):
+def grade(source: str | Path, submission: str | Path, *, limits: Limits = DEFAULT_LIMITS) -> Report:
     """Grade the notebook file ``submission`` against the solution notebook ``source``."""
     source, submission = Path(source), Path(submission)
     report, _ = grade_notebooks(read_notebook(source), read_notebook(submission), limits=limits,

@@ -11,8 +11,11 @@ earn points). A duplicated solution cell is kept as extra student code after the
 import copy
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import Any
 
-from .metadata import grade_id, is_protected, is_solution, is_solution_only, nbgrader
+from nbformat import NotebookNode
+
+from .metadata import grade_id, is_protected, is_solution, is_solution_only, nbgrader, tags
 
 COMPARED_METADATA = ("grade", "solution", "locked", "points", "grade_id")
 
@@ -21,25 +24,33 @@ COMPARED_METADATA = ("grade", "solution", "locked", "points", "grade_id")
 class Assembly:
     """The notebook to run, where each source cell landed, and what was found tampered."""
 
-    notebook: object
-    positions: dict = field(default_factory=dict)   # grade_id -> index in notebook
-    tampered: list = field(default_factory=list)    # {"grade_id", "problem"}
-    notes: list = field(default_factory=list)
+    notebook: NotebookNode
+    positions: dict[str, int] = field(default_factory=dict)           # grade_id -> index in notebook
+    tampered: list[dict[str, str]] = field(default_factory=list)      # {"grade_id", "problem"}
+    notes: list[str] = field(default_factory=list)
 
 
-def _plain(cell):
+def _plain(cell: NotebookNode) -> NotebookNode:
+    """A student's cell without nbgrader metadata, its tags read once (a string is one tag)."""
     cell = copy.deepcopy(cell)
     cell.metadata.pop("nbgrader", None)
+    if cell.cell_type == "code":
+        cell.outputs = []  # outputs come from running it, never from the file
+    if "tags" in cell.metadata:
+        cell.metadata["tags"] = tags(cell)
     return cell
 
 
-def _index_submission(submission, expected):
-    copies, followers, anchor = defaultdict(list), defaultdict(list), None
+def _index_submission(submission: NotebookNode,
+                      expected: dict[str, NotebookNode]) -> tuple[dict[str, list[Any]], dict[str | None, list[Any]]]:
+    copies: dict[str, list[Any]] = defaultdict(list)
+    followers: dict[str | None, list[Any]] = defaultdict(list)
+    anchor: str | None = None
     for cell in submission.cells:
         gid = grade_id(cell)
         if is_solution_only(cell):
             continue  # explanations of the solution never run as student code
-        if gid not in expected:
+        if gid is None or gid not in expected:
             followers[anchor].append(_plain(cell))
             continue
         copies[gid].append(cell)
@@ -51,7 +62,7 @@ def _index_submission(submission, expected):
     return copies, followers
 
 
-def _tamper_problem(mine, expected):
+def _tamper_problem(mine: list[NotebookNode] | None, expected: NotebookNode) -> str | None:
     if not mine:
         return "deleted"
     cell = mine[0]
@@ -66,9 +77,9 @@ def _tamper_problem(mine, expected):
     return None
 
 
-def assemble(source, submission, student):
+def assemble(source: NotebookNode, submission: NotebookNode, student: NotebookNode) -> Assembly:
     """Build the graded notebook from the source, the submission and the generated student version."""
-    expected = {grade_id(c): c for c in student.cells if grade_id(c)}
+    expected = {gid: c for c in student.cells if (gid := grade_id(c))}
     copies, followers = _index_submission(submission, expected)
     nb = copy.deepcopy(source)
     nb.cells = copy.deepcopy(followers[None])
@@ -87,8 +98,7 @@ def assemble(source, submission, student):
                 assembly.notes.append(f"solution cell {gid} was deleted; the empty stub was graded")
             answer.cell_type, answer.metadata = cell.cell_type, copy.deepcopy(cell.metadata)
             if answer.cell_type == "code":
-                answer.setdefault("outputs", [])
-                answer.setdefault("execution_count", None)
+                answer.outputs, answer.execution_count = [], None
             else:
                 answer.pop("outputs", None)
                 answer.pop("execution_count", None)

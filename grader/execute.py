@@ -1,28 +1,49 @@
 """Run a notebook's code cells one by one in a fresh kernel, within time, memory and output limits.
 
+A cell fails when the kernel's ``execute_reply`` says so (``status: "error"``), whatever
+its outputs show. Before each test cell, a silent request restores the IPython state student
+code could have tampered with (``grader.guard``); if the guard does not answer the challenge,
+the test fails. The test cell itself then runs as a silent request, so no run-cell hook fires.
 Every limit is a mark on one cell, never the end of the run:
 
 * a cell that runs past its timeout is interrupted and marked; if the kernel does not
   answer after the interrupt, it is restarted. The next cells run either way.
 * a whole-notebook budget: once spent, the remaining cells are marked as not run.
-* a kernel that dies (``os._exit``, a crash) marks that cell failed, is restarted, and
-  the remaining cells run in the new kernel.
-* output beyond the per-cell cap is dropped and replaced by one line saying so.
+* a kernel that dies (``os._exit``, a crash) marks that cell failed and is restarted.
+* after a restart, the cells that had run fine are replayed silently (outputs discarded),
+  so later exercises that depend on them still earn their points.
+* every message a cell sends counts against the per-cell output cap (streams, displays and
+  their updates, results, errors, comms); beyond it, messages are dropped and one line
+  says so. The grader's memory stays flat however much a kernel sends.
 """
 
 import asyncio
+import functools
+import logging
 import math
-from dataclasses import dataclass
+import secrets
+from dataclasses import dataclass, field
 from queue import Empty
 from time import monotonic
+from typing import Any
 
 import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
+from nbformat import NotebookNode
 
-from .kernel import Kernel
+from .guard import install_code, reset_expression, response
+from .kernel import Kernel, KernelSupply
+from .metadata import is_test
+
+logger = logging.getLogger(__name__)
 
 TIMEOUT_ENAME = "CellTimeout"
+RESET_ENAME = "GraderReset"
+SILENT_TIMEOUT = 10.0
+FREE_MESSAGES = ("status", "execute_input", "clear_output")
+KEPT_CHARS = 2_000      # of an exception message or traceback line kept in a CellRun
+KEPT_FRAMES = 40
 
 
 @dataclass(frozen=True)
@@ -36,6 +57,8 @@ class Limits:
     interrupt_grace: float = 3.0
 
 
+DEFAULT_LIMITS = Limits()
+
 @dataclass
 class CellRun:
     """What happened when one cell ran: ok, or the one-line reason it failed."""
@@ -44,13 +67,14 @@ class CellRun:
     status: str  # "ok", "error", "timeout", "died", "not-run"
     ename: str = ""
     evalue: str = ""
+    traceback: list[str] = field(default_factory=list, repr=False)
 
     @property
-    def ok(self):
+    def ok(self) -> bool:
         return self.status == "ok"
 
     @property
-    def summary(self):
+    def summary(self) -> str:
         """One line: exception type and message, or the limit that stopped the cell."""
         if self.status == "ok":
             return ""
@@ -58,94 +82,179 @@ class CellRun:
         return " ".join(text.split())[:300]
 
 
-def _output_size(msg):
-    content = msg.get("content", {})
-    if "text" in content:
-        return len(content["text"])
-    return sum(len(str(value)) for value in content.get("data", {}).values())
+def _size(value: Any, depth: int = 0) -> int:
+    """Characters in a message's content: every string, key and number, however nested."""
+    if isinstance(value, (str, bytes, bytearray, memoryview)):
+        return len(value)
+    if isinstance(value, dict):
+        return sum(len(str(k)) + _size(v, depth + 1) for k, v in value.items()) if depth < 20 else 1
+    if isinstance(value, (list, tuple)):
+        return sum(_size(v, depth + 1) for v in value) if depth < 20 else 1
+    return 8
 
 
 class CappedClient(NotebookClient):
-    """An nbclient NotebookClient that keeps at most ``output_cap`` characters of output per cell."""
+    """An nbclient NotebookClient that keeps at most ``output_cap`` characters of messages per cell.
 
-    def __init__(self, nb, output_cap, **kw):
+    ``process_message`` is nbclient's single entry point for a cell's iopub messages (pinned
+    nbclient 0.10-0.11): counting there covers every kind, including ``update_display_data``
+    and comm messages that never pass through ``output``.
+    """
+
+    def __init__(self, nb: NotebookNode, output_cap: int, **kw: Any) -> None:
         super().__init__(nb, **kw)
         self.output_cap = output_cap
-        self.sizes = {}
-        self.dropped = {}
+        self.sizes: dict[int, int] = {}
+        self.dropped: dict[int, int] = {}
 
-    def output(self, outs, msg, display_id, cell_index):
-        size = _output_size(msg)
-        used = self.sizes.get(cell_index, 0)
-        if used + size > self.output_cap and msg["msg_type"] in ("stream", "display_data", "execute_result"):
-            self.dropped[cell_index] = self.dropped.get(cell_index, 0) + size
+    def process_message(self, msg: dict[str, Any], cell: NotebookNode, cell_index: int) -> NotebookNode | None:
+        if msg["msg_type"] not in FREE_MESSAGES:
+            size = _size(msg.get("content")) + sum(len(b) for b in msg.get("buffers") or [])
+            used = self.sizes.get(cell_index, 0)
+            if used + size > self.output_cap:
+                self.sizes[cell_index] = self.output_cap  # nothing more fits, however small
+                self.dropped[cell_index] = self.dropped.get(cell_index, 0) + size
+                return None
+            self.sizes[cell_index] = used + size
+        return super().process_message(msg, cell, cell_index)
+
+
+def _run_of(index: int, reply: dict[str, Any]) -> CellRun:
+    """The cell's outcome as the kernel's execute_reply states it."""
+    if reply.get("status") == "ok":
+        return CellRun(index, "ok")
+    traceback = [str(line)[:KEPT_CHARS] for line in (reply.get("traceback") or [])[-KEPT_FRAMES:]]
+    ename, evalue = str(reply.get("ename") or "Error")[:200], str(reply.get("evalue") or "")[:KEPT_CHARS]
+    return CellRun(index, "error", ename, evalue, traceback)
+
+
+def _kc(client: NotebookClient) -> Any:
+    """The client's kernel client, which exists while the kernel is set up."""
+    assert client.kc is not None, "the kernel client is not started"
+    return client.kc
+
+
+async def _reply(client: NotebookClient, msg_id: str, timeout: float) -> dict[str, Any] | None:
+    """The content of the shell reply to ``msg_id``, or None if none came within ``timeout`` seconds."""
+    deadline = monotonic() + timeout
+    while (left := deadline - monotonic()) > 0:
+        try:
+            reply = await _kc(client).shell_channel.get_msg(timeout=left)
+        except Empty:
             return None
-        self.sizes[cell_index] = used + size
-        return super().output(outs, msg, display_id, cell_index)
-
-
-def _error_of(cell):
-    for output in cell.get("outputs", []):
-        if output.get("output_type") == "error":
-            return output.get("ename", "Error"), output.get("evalue", "")
+        if reply["parent_header"].get("msg_id") == msg_id:
+            content: dict[str, Any] = reply["content"]
+            return content
     return None
 
 
-async def _responsive(client, grace):
+async def _silent(client: NotebookClient, code: str, timeout: float,
+                  user_expressions: dict[str, str] | None = None) -> dict[str, Any] | None:
+    """Run code the student never sees: no history, no cell events, outputs discarded; the reply or None."""
+    msg_id: str = _kc(client).execute(code, silent=True, store_history=False, user_expressions=user_expressions or {},
+                               stop_on_error=False)
+    return await _reply(client, msg_id, timeout)
+
+
+async def _responsive(client: NotebookClient, grace: float) -> bool:
     """Whether the kernel answers a kernel_info request within ``grace`` seconds."""
-    msg_id = client.kc.kernel_info()
-    deadline = monotonic() + grace
-    while (left := deadline - monotonic()) > 0:
-        try:
-            reply = await client.kc.shell_channel.get_msg(timeout=left)
-        except Empty:
-            return False
-        if reply["parent_header"].get("msg_id") == msg_id:
-            return True
-    return False
+    return await _reply(client, _kc(client).kernel_info(), grace) is not None
 
 
-async def _restart(client):
+async def _install(client: NotebookClient, secret: str) -> None:
+    """Install the guard in a kernel that has run no student code yet."""
+    await _silent(client, install_code(secret), SILENT_TIMEOUT)
+
+
+async def _reset(client: NotebookClient, secret: str) -> bool:
+    """Restore the state a test depends on; True once the guard installed with ``secret`` answers."""
+    challenge = secrets.token_hex(8)
+    reply = await _silent(client, "", SILENT_TIMEOUT, {"reset": reset_expression(challenge)})
+    value = (reply or {}).get("user_expressions", {}).get("reset", {})
+    return value.get("status") == "ok" and response(secret, challenge) in str(value.get("data", {}).get("text/plain"))
+
+
+async def _restart(client: NotebookClient) -> None:
     """Replace a dead or stuck kernel with a fresh one and reconnect the client."""
-    client.kc.stop_channels()
-    await client.km.restart_kernel(now=True)
+    _kc(client).stop_channels()
+    assert client.km is not None
+    await client.km.restart_kernel(now=True)  # type: ignore[misc]
     await client.async_start_new_kernel_client()
 
 
-async def _run_cell(client, cell, index, timeout, limits, replies):
+async def _recover(client: NotebookClient, nb: NotebookNode, kept: list[int], secret: str | None, deadline: float,
+                   limits: Limits) -> None:
+    """After a restart: install the guard again, then replay the cells that had run fine, silently."""
+    if secret:
+        await _install(client, secret)
+    for index in kept:
+        left = min(limits.cell_timeout, deadline - monotonic())
+        if left <= 0:
+            return
+        if await _silent(client, nb.cells[index].source, left) is None:
+            logger.debug("replaying cell %d did not finish; the kernel starts clean", index)
+            await _restart(client)
+            if secret:
+                await _install(client, secret)
+            return
+
+
+async def _run_cell(client: NotebookClient, cell: NotebookNode, index: int, timeout: float, limits: Limits,
+                    replies: dict[int, Any], test: bool) -> tuple[CellRun, bool]:
+    """Run one cell; returns its outcome and whether the kernel was restarted.
+
+    A test cell runs as a silent request: IPython then stores no history and triggers no
+    ``pre_run_cell``/``post_run_cell`` event, so not even a hook the tested function registers
+    while the test runs can see or change the test's result.
+    """
     client.timeout = max(1, math.ceil(timeout))  # nbclient counts whole seconds
+    if not cell.source.strip():
+        return CellRun(index, "ok"), False
+    kc = _kc(client)
+    if test:  # nbclient has no option for it: its one call to kc.execute gets silent=True
+        kc.execute = functools.partial(type(kc).execute, kc, silent=True)
     try:
-        await client.async_execute_cell(cell, index, store_history=True)
+        await client.async_execute_cell(cell, index, store_history=not test)
     except DeadKernelError:
         await _restart(client)
-        return CellRun(index, "died", "DeadKernelError", "the kernel died while running this cell; it was restarted")
+        return CellRun(index, "died", "DeadKernelError",
+                       "the kernel died while running this cell; it was restarted"), True
+    finally:
+        vars(kc).pop("execute", None)
     reply = replies.pop(index, {}).get("content", {})
     if reply.get("ename") == TIMEOUT_ENAME:
-        if not await _responsive(client, limits.interrupt_grace):
+        restarted = not await _responsive(client, limits.interrupt_grace)
+        if restarted:
             await _restart(client)
-        return CellRun(index, "timeout", TIMEOUT_ENAME, f"cell did not finish within {client.timeout} s")
-    error = _error_of(cell)
-    return CellRun(index, "error", *error) if error else CellRun(index, "ok")
+        return CellRun(index, "timeout", TIMEOUT_ENAME, f"cell did not finish within {client.timeout} s"), restarted
+    return _run_of(index, reply), False
 
 
-def _mark_truncated(client, nb):
+def _mark_truncated(client: CappedClient, nb: NotebookNode) -> None:
     for index, dropped in client.dropped.items():
         nb.cells[index].outputs.append(nbformat.v4.new_output(
             "stream", name="stdout", text=f"\n[output truncated: {dropped} characters over the limit]\n"))
 
 
-async def run_notebook(nb, limits=Limits(), supply=None):
+async def run_notebook(nb: NotebookNode, limits: Limits = DEFAULT_LIMITS,
+                       supply: KernelSupply | None = None) -> list[CellRun]:
     """Execute every code cell of ``nb`` in place, in a fresh kernel; returns a CellRun per code cell."""
     kernel = await supply.take() if supply else await Kernel(limits.memory_bytes).start()
-    replies = {}
+    replies: dict[int, Any] = {}
     client = CappedClient(
         nb, limits.output_bytes, km=kernel.km, timeout=limits.cell_timeout, allow_errors=True,
         interrupt_on_timeout=True, error_on_timeout={"ename": TIMEOUT_ENAME, "evalue": "timeout"},
-        iopub_timeout=5, shutdown_kernel="immediate", record_timing=False,
+        iopub_timeout=5, shutdown_kernel="immediate", record_timing=False, coalesce_streams=True,
         on_cell_executed=lambda cell, cell_index, execute_reply: replies.__setitem__(cell_index, execute_reply))
-    runs, deadline = [], monotonic() + limits.notebook_timeout
+    tests = {index for index, cell in enumerate(nb.cells) if is_test(cell)}
+    secret = secrets.token_hex(16) if tests else None
+    runs: list[CellRun] = []
+    kept: list[int] = []  # cells that ran fine, replayed after a restart
+    deadline = monotonic() + limits.notebook_timeout
     try:
         async with client.async_setup_kernel(cleanup_kc=True):
+            if secret:
+                await _install(client, secret)
             for index, cell in enumerate(nb.cells):
                 if cell.cell_type != "code":
                     continue
@@ -154,14 +263,24 @@ async def run_notebook(nb, limits=Limits(), supply=None):
                     runs.append(CellRun(index, "not-run", "NotebookTimeout",
                                         f"the notebook's time budget of {limits.notebook_timeout:g} s was spent"))
                     continue
-                runs.append(await _run_cell(client, cell, index, min(limits.cell_timeout, left), limits, replies))
+                if secret and index in tests and not await _reset(client, secret):
+                    runs.append(CellRun(index, "error", RESET_ENAME,
+                                        "the kernel did not let the grader restore its state before this test"))
+                    continue
+                run, restarted = await _run_cell(client, cell, index, min(limits.cell_timeout, left), limits,
+                                                 replies, test=index in tests)
+                runs.append(run)
+                if restarted:
+                    await _recover(client, nb, kept, secret, deadline, limits)
+                elif run.ok and index not in tests:
+                    kept.append(index)
     finally:
         await kernel.stop()
     _mark_truncated(client, nb)
     return runs
 
 
-def execute(nb, limits=Limits(), supply=None):
+def execute(nb: NotebookNode, limits: Limits = DEFAULT_LIMITS, supply: KernelSupply | None = None) -> list[CellRun]:
     """Synchronous ``run_notebook``: on the supply's loop when given, else on a new one."""
     if supply is not None:
         return supply.run(run_notebook(nb, limits, supply))

@@ -46,7 +46,8 @@ class Kernel:
     async def start(self):
         """Spawn the kernel process; it finishes booting in the background."""
         await self.km.start_kernel(cwd=self.workdir, env={**os.environ, **KERNEL_ENV},
-                                   extra_arguments=["--HistoryManager.hist_file=:memory:"])
+                                   extra_arguments=["--HistoryManager.hist_file=:memory:"],
+                                   stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
         return self
 
     async def stop(self):

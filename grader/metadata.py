@@ -1,54 +1,122 @@
-"""nbgrader cell metadata (schema 3): what each cell is, and what is wrong with a source notebook."""
+"""nbgrader cell metadata (schema 3): what each cell is, and what is wrong with a notebook's metadata.
+
+The cell predicates are nbgrader's own (``nbgrader.utils.is_grade``, ``is_solution``,
+``is_locked``), called only on metadata of the right types: a notebook whose metadata is
+wrongly typed (``"nbgrader": "x"``, points as a string, a grade_id list) is reported by
+``type_problems`` and refused before any predicate reads it.
+"""
 
 import re
+from typing import Any
+
+from nbformat import NotebookNode
+from nbgrader import utils as nbgrader_utils
 
 SOLUTION_ONLY_TAG = "solution-only"
 MARKERS = {
     "solution": ("### BEGIN SOLUTION", "### END SOLUTION"),
     "hidden tests": ("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"),
 }
+FLAGS = ("grade", "solution", "locked", "task")
+HIDDEN_BEGIN, HIDDEN_END = MARKERS["hidden tests"]
 
 
-def nbgrader(cell):
-    """The cell's nbgrader metadata, or {}."""
-    return cell.get("metadata", {}).get("nbgrader", {}) or {}
+def nbgrader(cell: NotebookNode) -> dict[str, Any]:
+    """The cell's nbgrader metadata, or {} when it is absent or not an object."""
+    metadata = cell.get("metadata")
+    meta = metadata.get("nbgrader") if isinstance(metadata, dict) else None
+    return meta if isinstance(meta, dict) else {}
 
 
-def grade_id(cell):
-    """The cell's grade_id, or None."""
-    return nbgrader(cell).get("grade_id")
+def _checked(cell: NotebookNode) -> bool:
+    """Whether nbgrader's predicates may read this cell: nbgrader metadata absent, or an object."""
+    metadata = cell.get("metadata")
+    return isinstance(metadata, dict) and isinstance(metadata.get("nbgrader", {}), dict)
 
 
-def is_solution(cell):
-    """A cell the student writes."""
-    return bool(nbgrader(cell).get("solution"))
+def grade_id(cell: NotebookNode) -> str | None:
+    """The cell's grade_id, or None (also when it is not a string)."""
+    gid = nbgrader(cell).get("grade_id")
+    return gid if isinstance(gid, str) and gid else None
 
 
-def is_test(cell):
+def is_grade(cell: NotebookNode) -> bool:
+    """A graded cell (nbgrader's ``is_grade``)."""
+    return _checked(cell) and bool(nbgrader_utils.is_grade(cell))
+
+
+def is_solution(cell: NotebookNode) -> bool:
+    """A cell the student writes (nbgrader's ``is_solution``)."""
+    return _checked(cell) and bool(nbgrader_utils.is_solution(cell))
+
+
+def is_protected(cell: NotebookNode) -> bool:
+    """A cell restored from the source at grading time: nbgrader's ``is_locked`` (locked or a test)."""
+    return _checked(cell) and bool(nbgrader_utils.is_locked(cell))
+
+
+def is_test(cell: NotebookNode) -> bool:
     """An autograded test cell: a code cell with grade and no solution."""
-    meta = nbgrader(cell)
-    return cell.get("cell_type") == "code" and bool(meta.get("grade")) and not meta.get("solution")
+    return cell.get("cell_type") == "code" and is_grade(cell) and not is_solution(cell)
 
 
-def is_protected(cell):
-    """A cell restored from the source at grading time: locked or a test."""
-    meta = nbgrader(cell)
-    return bool(meta) and not meta.get("solution") and bool(meta.get("locked") or meta.get("grade"))
+def tags(cell: NotebookNode) -> list[str]:
+    """The cell's tags; a single string is one tag (never a list of characters), anything else none."""
+    metadata = cell.get("metadata")
+    value = metadata.get("tags", []) if isinstance(metadata, dict) else []
+    if isinstance(value, str):
+        return [value]
+    return [tag for tag in value if isinstance(tag, str)] if isinstance(value, list) else []
 
 
-def is_solution_only(cell):
+def is_solution_only(cell: NotebookNode) -> bool:
     """A cell that explains the solution and is removed from the student version."""
-    return SOLUTION_ONLY_TAG in cell.get("metadata", {}).get("tags", [])
+    return SOLUTION_ONLY_TAG in tags(cell)
 
 
-def points(cell):
-    """The points a test cell is worth."""
-    return float(nbgrader(cell).get("points", 0) or 0)
+def points(cell: NotebookNode) -> float:
+    """The points a test cell is worth (0 when absent or not a number)."""
+    value = nbgrader(cell).get("points", 0)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
 
 
-def _marker_problems(where, source):
+def type_problems(nb: NotebookNode, name: str = "notebook") -> list[str]:
+    """Every wrongly typed cell field or nbgrader metadata value, as readable lines."""
     problems = []
-    for name, (begin, end) in MARKERS.items():
+    for index, cell in enumerate(nb.cells):
+        where = f"{name} cell {index}"
+        if not isinstance(cell, dict):
+            problems.append(f"{where}: not an object")
+            continue
+        metadata = cell.get("metadata", {})
+        if not isinstance(metadata, dict):
+            problems.append(f"{where}: metadata is not an object")
+            continue
+        if not isinstance(cell.get("source", ""), str):
+            problems.append(f"{where}: source is not text")
+        value = metadata.get("tags", [])
+        if not isinstance(value, (str, list)) or (isinstance(value, list)
+                                                   and not all(isinstance(t, str) for t in value)):
+            problems.append(f"{where}: tags must be a list of strings, got {type(value).__name__}")
+        if "nbgrader" not in metadata:
+            continue
+        meta = metadata["nbgrader"]
+        if not isinstance(meta, dict):
+            problems.append(f"{where}: nbgrader metadata must be an object, got {type(meta).__name__}")
+            continue
+        if "grade_id" in meta and not isinstance(meta["grade_id"], str):
+            problems.append(f"{where}: grade_id must be a string, got {type(meta['grade_id']).__name__}")
+        for flag in FLAGS:
+            if flag in meta and not isinstance(meta[flag], bool):
+                problems.append(f"{where}: nbgrader {flag!r} must be true or false, got {meta[flag]!r:.40}")
+        if "points" in meta and (isinstance(meta["points"], bool) or not isinstance(meta["points"], (int, float))):
+            problems.append(f"{where}: points must be a number, got {type(meta['points']).__name__}")
+    return problems
+
+
+def _marker_problems(where: str, source: str) -> list[str]:
+    problems = []
+    for begin, end in MARKERS.values():
         depth = 0
         for line in source.splitlines():
             stripped = line.strip()
@@ -66,9 +134,12 @@ def _marker_problems(where, source):
     return problems
 
 
-def metadata_problems(nb, name="notebook"):
+def metadata_problems(nb: NotebookNode, name: str = "notebook") -> list[str]:
     """Every problem in a source notebook's nbgrader metadata and markers, as readable lines."""
-    problems, seen = [], {}
+    problems = type_problems(nb, name)
+    if problems:
+        return problems
+    seen: dict[str, int] = {}
     for index, cell in enumerate(nb.cells):
         meta, where = nbgrader(cell), f"{name} cell {index}"
         problems += _marker_problems(where, cell.source)
@@ -85,10 +156,10 @@ def metadata_problems(nb, name="notebook"):
             problems.append(f"{where}: grade_id {gid!r} already used by cell {seen[gid]}")
         else:
             seen[gid] = index
-        if meta.get("grade") and points(cell) <= 0:
+        if is_grade(cell) and points(cell) <= 0:
             problems.append(f"{where} ({gid}): a graded cell needs points > 0")
-        if MARKERS["solution"][0] in cell.source and not meta.get("solution"):
+        if MARKERS["solution"][0] in cell.source and not is_solution(cell):
             problems.append(f"{where} ({gid}): solution markers in a cell that is not a solution cell")
-        if MARKERS["hidden tests"][0] in cell.source and not is_test(cell):
+        if HIDDEN_BEGIN in cell.source and not is_test(cell):
             problems.append(f"{where} ({gid}): hidden tests markers in a cell that is not a test cell")
     return problems

@@ -31,7 +31,7 @@ class NbgraderFailed(GraderError):
     """An nbgrader command exited with an error."""
 
 
-def _nbgrader(course, *args):
+def _nbgrader(course: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     done = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, env=env,
                           capture_output=True, text=True)
@@ -40,7 +40,8 @@ def _nbgrader(course, *args):
     return done
 
 
-def nbgrader_scores(source, submissions, course, timeout=30):
+def nbgrader_scores(source: str | Path, submissions: dict[str, Path], course: str | Path,
+                    timeout: float = 30) -> dict[str, float]:
     """Grade ``{student: notebook path}`` against ``source`` with nbgrader in ``course``; returns {student: score}."""
     course, assignment, name = Path(course), "lesson", Path(source).name
     (course / "source" / assignment).mkdir(parents=True)

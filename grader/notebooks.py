@@ -2,13 +2,18 @@
 
 import hashlib
 import json
+import logging
 import os
 import tempfile
 from pathlib import Path
 
 import nbformat
+from nbformat import NotebookNode
 
 from .errors import GraderError
+from .metadata import grade_id
+
+logger = logging.getLogger(__name__)
 
 KEEP_NOTEBOOK_METADATA = ("kernelspec", "language_info")
 
@@ -17,7 +22,7 @@ class UnusableNotebook(GraderError, ValueError):
     """The file cannot be graded: not JSON, empty, not a notebook, or not readable."""
 
 
-def read_notebook(path):
+def read_notebook(path: str | os.PathLike[str]) -> NotebookNode:
     """Read a notebook as nbformat 4, upgrading older formats; raise UnusableNotebook with the reason."""
     path = Path(path)
     try:
@@ -34,21 +39,23 @@ def read_notebook(path):
         raise UnusableNotebook(f"{path}: not valid JSON (line {error.lineno}, column {error.colno})") from None
     if not isinstance(data, dict) or "nbformat" not in data or not isinstance(data.get("nbformat"), int):
         raise UnusableNotebook(f"{path}: JSON but not a Jupyter notebook (no 'nbformat' field)")
-    try:
-        nb = nbformat.reads(json.dumps(data), as_version=4)
+    try:  # the JSON is parsed once: nbformat builds the notebook from the data, then upgrades it
+        major, minor = nbformat.reader.get_version(data)
+        nb = nbformat.convert(nbformat.versions[major].to_notebook_json(data, minor=minor), 4)
         nbformat.validator.normalize(nb)
-    except Exception as error:  # nbformat raises many types for a broken structure
+    except Exception as error:  # noqa: BLE001 - nbformat raises many types for a broken structure
+        logger.debug("nbformat could not read %s", path, exc_info=True)
         raise UnusableNotebook(f"{path}: not a valid notebook ({type(error).__name__}: {error})") from None
     if not isinstance(nb.get("cells"), list):
         raise UnusableNotebook(f"{path}: the notebook has no list of cells")
     return nb
 
 
-def stable_cell_ids(nb):
+def stable_cell_ids(nb: NotebookNode) -> NotebookNode:
     """Give every cell a deterministic id: its grade_id, else a hash of its type and source."""
     seen = set()
     for cell in nb.cells:
-        base = cell.metadata.get("nbgrader", {}).get("grade_id") or (
+        base = grade_id(cell) or (
             "c" + hashlib.sha1(f"{cell.cell_type}\n{cell.source}".encode()).hexdigest()[:10])
         cell_id, n = base, 1
         while cell_id in seen:
@@ -59,7 +66,7 @@ def stable_cell_ids(nb):
     return nb
 
 
-def tidy(nb, keep_outputs=False):
+def tidy(nb: NotebookNode, keep_outputs: bool = False) -> NotebookNode:
     """Trim a notebook for committing: no stray metadata, stable ids; outputs and counts only if kept."""
     nb.metadata = {key: nb.metadata[key] for key in KEEP_NOTEBOOK_METADATA if key in nb.metadata}
     if "language_info" in nb.metadata:
@@ -79,13 +86,13 @@ def tidy(nb, keep_outputs=False):
     return stable_cell_ids(nb)
 
 
-def dumps(nb):
+def dumps(nb: NotebookNode) -> str:
     """The notebook as canonical JSON text: sorted keys, one-space indent, trailing newline."""
     text = nbformat.writes(nb, version=4)
     return text if text.endswith("\n") else text + "\n"
 
 
-def write_atomic(path, text):
+def write_atomic(path: str | os.PathLike[str], text: str) -> None:
     """Write text to ``path`` through a temporary file and a rename: readers never see half a file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -101,7 +108,3 @@ def write_atomic(path, text):
         Path(tmp).unlink(missing_ok=True)
         raise
 
-
-def write_notebook(nb, path):
-    """Write a notebook atomically as canonical JSON."""
-    write_atomic(path, dumps(nb))

@@ -1,11 +1,17 @@
 """A grade report: one row per test cell, the score, what was tampered, and how to show it."""
 
 import functools
-import html
 import json
 import re
-from pathlib import Path
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import mistune
+from markupsafe import Markup
+from nbformat import NotebookNode
 
 STATUS_MARK = {"passed": "✔", "failed": "✘", "timeout": "⏱", "died": "☠", "not-run": "…"}
 
@@ -27,104 +33,136 @@ class Report:
 
     submission: str
     source: str
-    exercises: list = field(default_factory=list)
-    tampered: list = field(default_factory=list)
-    notes: list = field(default_factory=list)
-    solution_errors: list = field(default_factory=list)
-    other_errors: list = field(default_factory=list)
+    exercises: list[TestResult] = field(default_factory=list)
+    tampered: list[dict[str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    solution_errors: list[dict[str, Any]] = field(default_factory=list)
+    other_errors: list[dict[str, Any]] = field(default_factory=list)
+    suspicious: list[str] = field(default_factory=list)  # tampering the static scan found; never scored
 
     @property
-    def score(self):
+    def score(self) -> float:
         return sum(result.points for result in self.exercises)
 
     @property
-    def max_score(self):
+    def max_score(self) -> float:
         return sum(result.max_points for result in self.exercises)
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         """Everything in the report as plain data (the --json format)."""
         data = asdict(self)
         data.update(score=self.score, max_score=self.max_score)
         return data
 
-    def to_json(self):
+    def to_json(self) -> str:
         """The report as stable, readable JSON text."""
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False, sort_keys=True) + "\n"
 
-    def table(self):
+    def table(self) -> str:
         """A plain-text table: exercise, points, status, feedback."""
         rows = [(r.grade_id, f"{r.points:g}/{r.max_points:g}", r.status, r.feedback) for r in self.exercises]
         header = ("exercise", "points", "status", "feedback")
         widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(3)]
-        lines = ["  ".join(str(cell).ljust(width) for cell, width in zip(row[:3], widths)) + "  " + row[3]
-                 for row in [header, *rows]]
+        lines = ["  ".join(str(cell).ljust(width) for cell, width in zip(row[:3], widths, strict=True))
+                 + "  " + row[3] for row in [header, *rows]]
         lines.append(f"score: {self.score:g}/{self.max_score:g}")
         lines += [f"restored: {t['grade_id']} ({t['problem']})" for t in self.tampered]
         lines += [f"note: {note}" for note in self.notes]
+        if self.suspicious:
+            lines.append(f"suspicious: {', '.join(self.suspicious)} (for the instructor to look at)")
         return "\n".join(line.rstrip() for line in lines)
 
-    def _repr_markdown_(self):
+    def _repr_markdown_(self) -> str:
         rows = "\n".join(f"| {r.grade_id} | {r.points:g}/{r.max_points:g} | {STATUS_MARK.get(r.status, '')} "
                          f"{r.status} | {r.feedback.replace('|', '/')} |" for r in self.exercises)
         return (f"**{self.score:g}/{self.max_score:g}**\n\n| exercise | points | status | feedback |\n"
                 f"|---|---|---|---|\n{rows}")
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Report({self.submission!r}: {self.score:g}/{self.max_score:g}, {len(self.exercises)} tests)"
 
 
-PAGE_STYLE = """
+PAGE_STYLE = Markup("""
 body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; }
 table { border-collapse: collapse; } td, th { border: 1px solid #ccc; padding: .3rem .6rem; text-align: left; }
-pre { background: #f6f6f6; padding: .5rem; overflow-x: auto; } pre.out { background: #fff; border-left: 3px solid #ddd; }
+pre { background: #f6f6f6; padding: .5rem; overflow-x: auto; }
+pre.out { background: #fff; border-left: 3px solid #ddd; }
 pre.err { color: #a00; } .cell { margin: 1rem 0; }
-"""
+""")
+PAGE_CHARS = 1_000_000  # of cell sources and outputs on one page; the rest is omitted, and counted
 BASE64 = re.compile(r"[A-Za-z0-9+/=\s]+")
 
 
 @functools.lru_cache(maxsize=1)
-def _markdown():
-    import mistune
+def _template() -> jinja2.Template:
+    env = jinja2.Environment(loader=jinja2.PackageLoader("grader", "templates"), autoescape=True,
+                             undefined=jinja2.StrictUndefined)
+    return env.get_template("feedback.html.j2")
 
-    return mistune.create_markdown(escape=True, plugins=["table", "strikethrough"])  # raw HTML is escaped
+
+@functools.lru_cache(maxsize=1)
+def _markdown() -> Callable[[str], str]:
+    render = mistune.create_markdown(escape=True, plugins=["table", "strikethrough"])  # raw HTML is escaped
+    return lambda text: str(render(text))
 
 
-def _output_html(output):
+class _Budget:
+    """Characters left for the page; what does not fit is counted as omitted."""
+
+    def __init__(self, chars: int) -> None:
+        self.left, self.omitted = chars, 0
+
+    def take(self, text: str) -> str:
+        kept = text[:max(self.left, 0)]
+        self.left -= len(kept)
+        self.omitted += len(text) - len(kept)
+        return kept
+
+
+def _text(value: Any) -> str:
+    return "".join(value) if isinstance(value, list) else str(value)
+
+
+def _shown(image: str = "", markdown: Markup | None = None, css: str = "out", text: str = "") -> dict[str, Any]:
+    return {"image": image, "markdown": markdown, "css": css, "text": text}
+
+
+def _output(output: dict[str, Any], budget: _Budget) -> dict[str, Any] | None:
     kind, data = output.get("output_type"), output.get("data", {})
     if kind == "stream":
-        return f"<pre class='out'>{html.escape(output.get('text', ''))}</pre>"
+        return _shown(text=budget.take(_text(output.get("text", ""))))
     if kind == "error":
-        return f"<pre class='out err'>{html.escape(output.get('ename', ''))}: {html.escape(output.get('evalue', ''))}</pre>"
-    if BASE64.fullmatch(str(data.get("image/png", "-"))):
-        return f"<img alt='figure' src='data:image/png;base64,{data['image/png']}'>"
+        return _shown(css="out err", text=budget.take(f"{output.get('ename', '')}: {output.get('evalue', '')}"))
+    png = _text(data.get("image/png", "-"))
+    if BASE64.fullmatch(png) and len(png) <= budget.left:
+        return _shown(image=budget.take(png))
     if "text/markdown" in data:
-        return _markdown()(data["text/markdown"])
-    return f"<pre class='out'>{html.escape(data['text/plain'])}</pre>" if "text/plain" in data else ""
+        return _shown(markdown=Markup(_markdown()(budget.take(_text(data["text/markdown"])))))
+    if "text/plain" in data:
+        return _shown(text=budget.take(_text(data["text/plain"])))
+    return None  # HTML, JavaScript and the rest are never rendered
 
 
-def _cell_html(cell):
-    """One cell as safe HTML: markdown rendered with raw HTML escaped, code and outputs as text."""
+def _cell(cell: NotebookNode, budget: _Budget) -> dict[str, Any] | None:
     if cell.cell_type == "markdown":
-        return f"<div class='cell'>{_markdown()(cell.source)}</div>"
+        return {"markdown": Markup(_markdown()(budget.take(cell.source)))}
     if cell.cell_type != "code":
-        return ""
-    outputs = "".join(_output_html(output) for output in cell.get("outputs", []))
-    return f"<div class='cell'><pre><code>{html.escape(cell.source)}</code></pre>{outputs}</div>"
+        return None
+    outputs = [view for output in cell.get("outputs", []) if (view := _output(output, budget))]
+    return {"markdown": None, "source": budget.take(cell.source), "outputs": outputs}
 
 
-def feedback_html(report, notebook):
+def feedback_html(report: Report, notebook: NotebookNode) -> str:
     """A standalone HTML page: the score table, then the graded notebook as the student may see it.
 
-    Nothing the student wrote is trusted as HTML: markdown is rendered with raw HTML escaped,
-    and outputs are shown as text (or as a PNG), never as the HTML a cell produced.
+    Rendered from ``templates/feedback.html.j2`` with autoescape on. Nothing the student wrote is
+    trusted as HTML: markdown is rendered with raw HTML escaped, and outputs are shown as text
+    (or as a PNG), never as the HTML a cell produced. The page holds at most ``PAGE_CHARS``
+    characters of cells and outputs.
     """
-    rows = "".join(
-        f"<tr><td>{html.escape(r.grade_id)}</td><td>{r.points:g}/{r.max_points:g}</td>"
-        f"<td>{STATUS_MARK.get(r.status, '')} {r.status}</td><td>{html.escape(r.feedback)}</td></tr>"
-        for r in report.exercises)
-    title = html.escape(Path(report.submission).name)
-    cells = "\n".join(_cell_html(cell) for cell in notebook.cells)
-    return (f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>Feedback: {title}</title>"
-            f"<style>{PAGE_STYLE}</style></head><body>\n<section id='grade'><h1>{title}</h1>"
-            f"<p><strong>Score: {report.score:g}/{report.max_score:g}</strong></p><table><tr><th>exercise</th>"
-            f"<th>points</th><th>status</th><th>feedback</th></tr>{rows}</table></section>\n{cells}\n</body></html>\n")
+    budget = _Budget(PAGE_CHARS)
+    rows = [{"grade_id": r.grade_id, "points": f"{r.points:g}/{r.max_points:g}", "mark": STATUS_MARK.get(r.status, ""),
+             "status": r.status, "feedback": r.feedback} for r in report.exercises]
+    cells = [view for cell in notebook.cells if (view := _cell(cell, budget))]
+    return _template().render(title=Path(report.submission).name, style=PAGE_STYLE, rows=rows, cells=cells,
+                              score=f"{report.score:g}/{report.max_score:g}", omitted=budget.omitted)

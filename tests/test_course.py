@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.check import course_tasks, run_task
+from grader.course_check import course_tasks, run_task
 from grader.execute import Limits
 
 ROOT = Path(__file__).resolve().parents[1]

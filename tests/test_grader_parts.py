@@ -12,7 +12,7 @@ import pytest
 
 from grader import assert_same
 from grader.assemble import assemble
-from grader.check import check_course
+from grader.course_check import check_course
 from grader.generate import InvalidSource, generate, student_version
 from grader.metadata import metadata_problems
 from grader.notebooks import UnusableNotebook, dumps, read_notebook

@@ -5,9 +5,10 @@ level and equal values, so an object whose ``__eq__`` always returns True earns 
 """
 
 import math
+from typing import Any
 
 
-def _same(actual, expected, path):
+def _same(actual: Any, expected: Any, path: str) -> None:
     if type(actual) is not type(expected):
         raise AssertionError(f"{path}: expected {type(expected).__name__}, got {type(actual).__name__}")
     if isinstance(expected, dict):
@@ -19,7 +20,7 @@ def _same(actual, expected, path):
     elif isinstance(expected, (list, tuple)):
         if len(actual) != len(expected):
             raise AssertionError(f"{path}: expected {len(expected)} items, got {len(actual)}")
-        for i, (a, e) in enumerate(zip(actual, expected)):
+        for i, (a, e) in enumerate(zip(actual, expected, strict=True)):
             _same(a, e, f"{path}[{i}]")
     elif isinstance(expected, float) and math.isnan(expected):
         if not math.isnan(actual):
@@ -28,6 +29,6 @@ def _same(actual, expected, path):
         raise AssertionError(f"{path}: expected {expected!r}, got {actual!r}")
 
 
-def assert_same(actual, expected, what="value"):
+def assert_same(actual: Any, expected: Any, what: str = "value") -> None:
     """Fail unless ``actual`` has exactly the type and value of ``expected``, recursively."""
     _same(actual, expected, what)

@@ -7,18 +7,21 @@ import copy
 import os
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from .api import grade_notebooks
-from .execute import Limits, execute
-from .generate import InvalidSource, is_lesson, student_version
+from .course import chosen, guided_notebooks, solution_notebooks, student_notebooks, student_path
+from .errors import GraderError
+from .execute import DEFAULT_LIMITS, Limits, execute
+from .generate import student_version
 from .kernel import start_worker_supply, worker_supply
-from .metadata import metadata_problems
-from .notebooks import UnusableNotebook, dumps, read_notebook, tidy, write_atomic
+from .metadata import metadata_problems, tags
+from .notebooks import dumps, read_notebook, tidy, write_atomic
 
 RAISES_TAG = "raises-exception"
 
 
-def _text(outputs):
+def _text(outputs: list[Any]) -> str:
     parts = []
     for output in outputs:
         if output.get("output_type") == "stream":
@@ -28,14 +31,14 @@ def _text(outputs):
     return "".join(parts)
 
 
-def check_guided(path, limits=Limits()):
+def check_guided(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[str]:
     """A guided notebook runs clean, its raises-exception cells raise, and stored outputs come back the same."""
     nb = read_notebook(path)
     stored = {i: _text(c.outputs) for i, c in enumerate(nb.cells) if c.cell_type == "code" and _text(c.outputs)}
     runs, problems = execute(nb, limits, worker_supply()), []
     for run in runs:
         cell = nb.cells[run.index]
-        expects_error = RAISES_TAG in cell.metadata.get("tags", [])
+        expects_error = RAISES_TAG in tags(cell)
         if expects_error and run.status == "ok":
             problems.append(f"{path}: cell {run.index} is tagged {RAISES_TAG} but ran without error")
         elif not run.ok and not (expects_error and run.status == "error"):
@@ -45,12 +48,12 @@ def check_guided(path, limits=Limits()):
     return problems
 
 
-def store_outputs(path, limits=Limits()):
+def store_outputs(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[str]:
     """Run a guided notebook and store its outputs in it, so check can prove a fresh run reproduces them."""
     nb = read_notebook(path)
     runs = execute(nb, limits, worker_supply())
     failed = [f"{path}: cell {run.index} failed: {run.summary}" for run in runs
-              if not run.ok and RAISES_TAG not in nb.cells[run.index].metadata.get("tags", [])]
+              if not run.ok and RAISES_TAG not in tags(nb.cells[run.index])]
     if failed:
         return failed
     for cell in nb.cells:
@@ -63,7 +66,7 @@ def store_outputs(path, limits=Limits()):
     return []
 
 
-def check_solution(path, limits=Limits()):
+def check_solution(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[str]:
     """A solution notebook has valid metadata and earns every point, with no cell failing."""
     source = read_notebook(path)
     problems = metadata_problems(source, str(path))
@@ -80,7 +83,7 @@ def check_solution(path, limits=Limits()):
     return problems
 
 
-def check_student(source_path, student_path, limits=Limits()):
+def check_student(source_path: Path, student_path: Path, limits: Limits = DEFAULT_LIMITS) -> list[str]:
     """The student notebook is what generate writes, scores zero everywhere, and fails nowhere else."""
     source = read_notebook(source_path)
     student = student_version(source, str(source_path))
@@ -99,38 +102,40 @@ def check_student(source_path, student_path, limits=Limits()):
     return problems
 
 
-def _chosen(path, lessons):
-    return not lessons or any(is_lesson(path, name) for name in lessons)
+Task = tuple[str, tuple[Path, ...]]  # (kind, notebook paths)
 
 
-def course_tasks(root=".", lessons=()):
+def course_tasks(root: str | Path = ".", lessons: tuple[str, ...] | list[str] = ()) -> list[Task]:
     """Every check of the course (or of the given lessons) as (kind, args) pairs, one notebook each."""
     root = Path(root)
-    tasks = [("guided", (p,)) for p in sorted((root / "notebooks").glob("*.ipynb")) if _chosen(p, lessons)]
-    for source in sorted((root / "solutions").glob("*.ipynb")):
-        if _chosen(source, lessons):
-            tasks += [("solution", (source,)), ("student", (source, root / "student" / source.name))]
-    sources = {p.name for p in (root / "solutions").glob("*.ipynb")}
-    tasks += [("orphan", (p,)) for p in sorted((root / "student").glob("*.ipynb"))
-              if p.name not in sources and _chosen(p, lessons)]
+    tasks: list[Task] = [("guided", (p,)) for p in guided_notebooks(root) if chosen(p, lessons)]
+    for source in solution_notebooks(root):
+        if chosen(source, lessons):
+            tasks += [("solution", (source,)), ("student", (source, student_path(root, source)))]
+    sources = {p.name for p in solution_notebooks(root)}
+    tasks += [("orphan", (p,)) for p in student_notebooks(root) if p.name not in sources and chosen(p, lessons)]
     return tasks
 
 
-def run_task(kind, args, limits=Limits()):
+def run_task(kind: str, args: tuple[Path, ...], limits: Limits = DEFAULT_LIMITS) -> list[str]:
     """Run one check; an unreadable notebook is a problem, not a crash."""
     try:
         if kind == "orphan":
             return [f"{args[0]}: has no source in solutions/; delete it or add the solution"]
-        check = {"guided": check_guided, "solution": check_solution, "student": check_student}[kind]
-        return check(*args, limits=limits)
-    except (UnusableNotebook, InvalidSource) as error:
+        if kind == "guided":
+            return check_guided(args[0], limits=limits)
+        if kind == "solution":
+            return check_solution(args[0], limits=limits)
+        return check_student(args[0], args[1], limits=limits)
+    except GraderError as error:
         return [str(error)]
 
 
-def check_course(root=".", workers=None, limits=Limits(), lessons=()):
+def check_course(root: str | Path = ".", workers: int | None = None, limits: Limits = DEFAULT_LIMITS,
+                 lessons: tuple[str, ...] | list[str] = ()) -> list[str]:
     """Run every check (or those of the given lessons) in parallel and return all problems, sorted."""
     tasks = course_tasks(root, lessons)
     workers = max(1, workers or os.cpu_count() or 1)
     with ProcessPoolExecutor(workers, initializer=start_worker_supply, initargs=(limits.memory_bytes,)) as pool:
-        results = pool.map(run_task, *zip(*tasks), [limits] * len(tasks)) if tasks else []
+        results = pool.map(run_task, *zip(*tasks, strict=True), [limits] * len(tasks)) if tasks else []
         return sorted(problem for problems in results for problem in problems)

@@ -1,0 +1,72 @@
+"""What the grader knows about a course folder: its layout, its lessons, and which source a submission answers.
+
+    notebooks/NN_name.ipynb   guided walkthroughs
+    solutions/NN_name.ipynb   the single source of every exercise
+    student/NN_name.ipynb     generated from solutions/, never edited by hand
+"""
+
+from pathlib import Path
+
+from .errors import MissingPath
+from .notebooks import UnusableNotebook
+
+GUIDED, SOLUTIONS, STUDENT = "notebooks", "solutions", "student"
+
+
+def is_lesson(path: Path, name: str) -> bool:
+    """Whether ``path`` is the lesson called ``name``: its full name (``03_handoff_pseudo_tool``) or number (``03``)."""
+    name = Path(name).stem
+    return path.stem == name or path.stem.split("_")[0] == name
+
+
+def chosen(path: Path, names: tuple[str, ...] | list[str] = ()) -> bool:
+    """Whether ``path`` is one of the lessons named (every lesson when none is named)."""
+    return not names or any(is_lesson(path, name) for name in names)
+
+
+def lessons(solutions_dir: str | Path, names: tuple[str, ...] | list[str] = ()) -> list[Path]:
+    """The solution notebooks of the lessons named in ``names`` (all when none); an unknown name is an error."""
+    paths = sorted(Path(solutions_dir).glob("*.ipynb"))
+    missing = {Path(n).stem for n in names if not any(is_lesson(p, n) for p in paths)}
+    if missing:
+        raise MissingPath(f"no solution notebook for {sorted(missing)} in {solutions_dir}")
+    return [p for p in paths if chosen(p, names)]
+
+
+def guided_notebooks(root: Path) -> list[Path]:
+    """Every guided notebook of the course."""
+    return sorted((root / GUIDED).glob("*.ipynb"))
+
+
+def solution_notebooks(root: Path) -> list[Path]:
+    """Every solution notebook of the course."""
+    return sorted((root / SOLUTIONS).glob("*.ipynb"))
+
+
+def student_notebooks(root: Path) -> list[Path]:
+    """Every student notebook of the course."""
+    return sorted((root / STUDENT).glob("*.ipynb"))
+
+
+def student_path(root: Path, source: Path) -> Path:
+    """Where the student version of a solution notebook lives."""
+    return root / STUDENT / source.name
+
+
+def match_source(submission: Path, source: str | Path) -> Path:
+    """The source notebook for a submission: ``source`` itself, or the solution in it with the best name match."""
+    source = Path(source)
+    if source.is_file():
+        return source
+    candidates = sorted(source.glob("*.ipynb"))
+    exact = [c for c in candidates if c.name == submission.name]
+    if exact:
+        return exact[0]
+    contained = [c for c in candidates if c.stem in submission.stem]
+    if contained:
+        return max(contained, key=lambda c: len(c.stem))
+    lesson = submission.stem.split("_")[0]
+    numbered = [c for c in candidates if c.stem.split("_")[0] == lesson and lesson.isdigit()]
+    if len(numbered) == 1:
+        return numbered[0]
+    raise UnusableNotebook(f"{submission.name}: no matching source notebook in {source}")

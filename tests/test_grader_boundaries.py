@@ -1,0 +1,183 @@
+"""The grader's boundaries: one module per job, nbgrader's own predicates, one root exception, declared packages."""
+
+import ast
+import builtins
+import importlib
+import importlib.metadata
+import inspect
+import logging
+import pkgutil
+import re
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+import grader
+from grader.errors import GraderError
+
+ROOT = Path(__file__).resolve().parents[1]
+MODULES = sorted(name for _, name, _ in pkgutil.iter_modules(grader.__path__))
+
+
+def test_assertion_helpers_and_course_gate_have_names_that_cannot_be_confused():
+    assert {"asserts", "course_check", "course"} <= set(MODULES)
+    assert not {"check", "checks"} & set(MODULES)
+    from grader import assert_same
+    from grader.asserts import assert_same as same
+
+    assert assert_same is same
+
+
+def test_course_folder_knowledge_lives_in_grader_course(tmp_path):
+    from grader.course import is_lesson, lessons, match_source
+
+    for name in ("01_intro", "02_intro_more", "10_other"):
+        (tmp_path / f"{name}.ipynb").write_text("{}", encoding="utf-8")
+    assert is_lesson(Path("03_handoff_pseudo_tool.ipynb"), "03")
+    assert [p.stem for p in lessons(tmp_path, ["02"])] == ["02_intro_more"]
+    with pytest.raises(FileNotFoundError, match="no solution notebook for \\['07'\\]"):
+        lessons(tmp_path, ["07"])
+    assert match_source(Path("alice_02_intro_more.ipynb"), tmp_path).stem == "02_intro_more"
+    assert match_source(Path("10_bob.ipynb"), tmp_path).stem == "10_other"
+    sources = {path.name: path.read_text(encoding="utf-8") for path in (ROOT / "grader").glob("*.py")}
+    for word in ("def is_lesson", "def lessons", "def match_source", '"solutions"'):
+        assert [name for name, text in sources.items() if word in text] == ["course.py"], word
+    for join in ('/ "notebooks"', '/ "solutions"', '/ "student"'):
+        assert [name for name, text in sources.items() if join in text] == [], join
+
+
+def test_cell_predicates_are_nbgraders_guarded_against_wrong_types():
+    from grader import metadata
+
+    text = inspect.getsource(metadata)
+    assert "nbgrader_utils.is_grade" in text and "nbgrader_utils.is_solution" in text
+    assert "nbgrader_utils.is_locked" in text
+
+    def cell(meta):
+        return nbformat.from_dict({"cell_type": "code", "source": "", "outputs": [], "execution_count": None,
+                                   "metadata": {"nbgrader": meta}})
+
+    test = cell({"grade": True, "solution": False, "locked": True, "grade_id": "t", "points": 2})
+    assert metadata.is_test(test) and metadata.is_protected(test) and metadata.points(test) == 2
+    for odd in ("x", ["grade"], 3, None):
+        assert not metadata.is_test(cell(odd)) and not metadata.is_solution(cell(odd))
+        assert metadata.grade_id(cell(odd)) is None
+    assert metadata.grade_id(cell({"grade_id": ["a"]})) is None
+    assert metadata.points(cell({"points": "two"})) == 0
+    nb = new_notebook(cells=[cell("x"), cell({"points": "2", "grade_id": ["a"], "grade": "yes"})])
+    problems = metadata.type_problems(nb, "nb")
+    assert problems == ["nb cell 0: nbgrader metadata must be an object, got str",
+                        "nb cell 1: grade_id must be a string, got list",
+                        "nb cell 1: nbgrader 'grade' must be true or false, got 'yes'",
+                        "nb cell 1: points must be a number, got str"]
+
+
+def test_every_exception_the_grader_defines_derives_from_grader_error():
+    defined = []
+    for name in MODULES:
+        if name == "__main__":
+            continue
+        module = importlib.import_module(f"grader.{name}")
+        defined += [obj for obj in vars(module).values() if inspect.isclass(obj) and issubclass(obj, BaseException)
+                    and obj.__module__ == module.__name__]
+    assert defined, "the grader defines its exceptions"
+    assert [cls.__name__ for cls in defined if not issubclass(cls, GraderError)] == []
+
+
+def test_every_raise_in_the_grader_is_a_grader_error_or_a_builtin_it_documents():
+    allowed = {"AttributeError", "AssertionError", "SystemExit"}  # module __getattr__, a failing test, the sandbox
+    for path in (ROOT / "grader").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and isinstance(node.exc.func, ast.Name):
+                name = node.exc.func.id
+                if name not in vars(builtins):
+                    continue  # a grader class, checked above
+                assert name in allowed, f"{path.name}:{node.lineno} raises {name}"
+
+
+def _third_party_imports():
+    found = set()
+    for path in [*(ROOT / "grader").glob("*.py"), *(ROOT / "shared" / "handoffs").glob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                found.add(node.module.split(".")[0])
+    return {name for name in found if name not in sys.stdlib_module_names and name not in ("grader", "handoffs",
+                                                                                             "reservo_tools")}
+
+
+def test_every_imported_package_is_declared():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    every = project["dependencies"] + [dep for deps in project["optional-dependencies"].values() for dep in deps]
+    declared = {re.split(r"[<>=\[ ]", dep)[0].lower().replace("_", "-") for dep in every}
+    distributions = importlib.metadata.packages_distributions()
+    missing = {}
+    for name in _third_party_imports():
+        dists = {d.lower().replace("_", "-") for d in distributions.get(name, [name])}
+        if not dists & declared:
+            missing[name] = sorted(dists)
+    assert missing == {}
+
+
+def test_the_feedback_template_ships_with_the_package_and_escapes():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "templates/*.j2" in project["tool"]["setuptools"]["package-data"]["grader"]
+    assert (ROOT / "grader" / "templates" / "feedback.html.j2").exists()
+    from grader.report import Report, TestResult, feedback_html
+
+    failed = TestResult("t", 0, 1, "failed", "<img src=x onerror=1>")
+    report = Report("<b>alice<b>.ipynb", "s.ipynb", exercises=[failed])
+    nb = new_notebook(cells=[new_markdown_cell("[x](javascript:alert(1)) <iframe>"),
+                             new_code_cell("</code><script>", outputs=[nbformat.v4.new_output(
+                                 "display_data", data={"text/html": "<script>x()</script>", "text/plain": "ok"})])])
+    page = feedback_html(report, nb)
+    assert "<script>" not in page and "<iframe>" not in page and "<img src=x" not in page
+    assert "javascript:" not in page and "&lt;b&gt;alice&lt;b&gt;" in page
+
+
+def test_the_feedback_page_is_fast():
+    from grader.report import Report, TestResult, feedback_html
+
+    cells = []
+    for i in range(40):
+        table = "| a | b |\n|---|---|\n| 1 | 2 |"
+        cells += [new_markdown_cell(f"## Ejercicio {i}\n\nTexto con `código` y una tabla:\n\n{table}"),
+                  new_code_cell(f"def f{i}(x):\n    return x * {i}\n" * 5, outputs=[nbformat.v4.new_output(
+                      "stream", name="stdout", text="resultado\n" * 20)])]
+    report = Report("a.ipynb", "s.ipynb", exercises=[TestResult(f"t{i}", 1, 1, "passed") for i in range(20)])
+    feedback_html(report, new_notebook(cells=cells))  # load the template once
+    start = time.perf_counter()
+    for _ in range(20):
+        feedback_html(report, new_notebook(cells=cells))
+    per_page_ms = (time.perf_counter() - start) / 20 * 1000
+    assert per_page_ms < 50, f"{per_page_ms:.1f} ms per page"
+
+
+def test_an_unexpected_error_is_one_line_and_logged(monkeypatch, capsys, caplog):
+    from grader import __main__ as cli
+
+    def broken(args):
+        raise RuntimeError("boom\nsecond line")
+
+    monkeypatch.setattr(cli, "cmd_generate", broken)
+    parser = cli.parser
+    monkeypatch.setattr(cli, "parser", lambda: _rebound(parser(), broken))
+    with caplog.at_level(logging.DEBUG, logger="grader"):
+        assert cli.main(["generate"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == "error: grader failed: RuntimeError: boom second line (run with -v for details)"
+    assert any(record.exc_info and "boom" in str(record.exc_info[1]) for record in caplog.records)
+
+
+def _rebound(top, run):
+    top.set_defaults(run=run)
+    for action in top._subparsers._group_actions:  # every subcommand runs ``run``
+        for sub in action.choices.values():
+            sub.set_defaults(run=run)
+    return top

@@ -1,0 +1,466 @@
+"""The grader against a hostile class: each test is one concrete attack, bounded in time, memory and disk.
+
+Most attacks are graded together in one batch (module fixture) to keep the suite fast; each
+has its own pinned expectation. The fixture source has three test cells: test_quote_total (1
+point), test_quote_total_more (2, with hidden tests) and test_charge (2, with hidden tests).
+"""
+
+import copy
+import csv
+import gc
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+from grader.api import grade_notebooks
+from grader.batch import batch, spreadsheet_safe, write_csv
+from grader.execute import Limits, execute
+from grader.generate import student_version
+from grader.notebooks import dumps, read_notebook
+
+FIXTURES = Path(__file__).parent / "fixtures" / "grader"
+SOURCE = FIXTURES / "source.ipynb"
+LIMITS = Limits(cell_timeout=5)
+HIDDEN = ("assert_same(quote_total(5), 10000)", "assert_same(charge(6400), 3200)", "BEGIN HIDDEN TESTS")
+RIGHT_QUOTE = 'def quote_total(hours):\n    return reservo_tools.get_quote("Focus", "pro", hours)["price_cents"]'
+WRONG_CHARGE = "def charge(price_cents):\n    return price_cents"
+
+
+def cell_of(nb, grade_id):
+    return next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+
+
+def submission(attack="", charge=WRONG_CHARGE, after=None):
+    """The student version answered (quote_total right, charge as given), with attack code in the first answer.
+
+    ``after`` maps a grade_id to student code added right after that cell.
+    """
+    nb = student_version(read_notebook(SOURCE))
+    cell_of(nb, "quote_total").source = RIGHT_QUOTE + ("\n" + attack if attack else "")
+    cell_of(nb, "charge").source = charge
+    for grade_id, code in (after or {}).items():
+        nb.cells.insert(nb.cells.index(cell_of(nb, grade_id)) + 1, new_code_cell(code))
+    return nb
+
+
+# Point 1: fake a pass. Honest score of these answers: 3/5 (test_charge fails). Each attack must not raise it.
+FAKE_PASS = {
+    "custom_exc": ("get_ipython().set_custom_exc((BaseException,), lambda *a, **k: None)", "set_custom_exc"),
+    "showtraceback": ("ip = get_ipython()\nip.showtraceback = lambda *a, **k: None\n"
+                      "ip._showtraceback = lambda *a, **k: None", "showtraceback"),
+    "post_run_cell": ("from IPython.display import clear_output\n"
+                      "def _hide(result):\n    result.error_in_exec = None\n    clear_output()\n"
+                      "get_ipython().events.register('post_run_cell', _hide)", "events.register"),
+    "input_transformer": ("def _no_asserts(lines):\n    return ['pass\\n' if 'assert' in l else l for l in lines]\n"
+                          "get_ipython().input_transformers_cleanup.append(_no_asserts)\n"
+                          "get_ipython().input_transformers_post.append(_no_asserts)", "input_transformers"),
+    "ast_transformer": ("import ast\nclass _Gut(ast.NodeTransformer):\n"
+                        "    def visit_Expr(self, node):\n        return ast.Pass()\n"
+                        "get_ipython().ast_transformers.append(_Gut())", "ast_transformers"),
+    "fake_grader_module": ("import sys, types\n_fake = types.ModuleType('grader')\n"
+                           "_fake.assert_same = lambda *a, **k: None\nsys.modules['grader'] = _fake", "sys.modules"),
+    "patched_assert_same": ("import grader, grader.asserts\ngrader.assert_same = lambda *a, **k: None\n"
+                            "grader.asserts._same = lambda *a, **k: None", "grader-internals"),
+    "assertion_error_replaced": ("import builtins\nclass _Quiet(Exception):\n    pass\n"
+                                 "builtins.AssertionError = _Quiet\n"
+                                 "get_ipython().set_custom_exc((_Quiet,), lambda *a, **k: None)", "builtins"),
+    "import_hook": ("import builtins, types\n_real_import = builtins.__import__\n"
+                    "_fake = types.ModuleType('grader')\n_fake.assert_same = lambda *a, **k: None\n"
+                    "def _evil_import(name, *args, **kwargs):\n"
+                    "    return _fake if name == 'grader' else _real_import(name, *args, **kwargs)\n"
+                    "builtins.__import__ = _evil_import", "builtins"),
+    "excepthook_and_print": ("import sys, builtins\nsys.excepthook = lambda *a: None\n"
+                             "builtins.print = lambda *a, **k: None", "sys.excepthook"),
+}
+
+HOOK_CHARGE = ("def charge(price_cents):\n    def _hide(result):\n        result.error_in_exec = None\n"
+               "    get_ipython().events.register('post_run_cell', _hide)  # registered while the test runs\n"
+               "    return price_cents")
+FAKE_GUARD = ("import sys, types\n"
+              "def _fake_guard():\n    fake = types.ModuleType('grader.guard')\n"
+              "    fake.reset = lambda *a: 'grader-reset-ok'\n    sys.modules['grader.guard'] = fake\n"
+              "get_ipython().events.register('post_execute', _fake_guard)  # runs just before every reset\n"
+              "get_ipython().set_custom_exc((BaseException,), lambda *a, **k: None)")
+SECRET_HUNT = ("import linecache\nneedle = 'guard' + '.install('  # not written whole, or it would find itself\n"
+               "found = [e for e in linecache.cache.values() if len(e) > 2 and needle in ''.join(e[2])]\n"
+               "found += [line for line in In + _ih if needle in line]\n"
+               "assert not found, found")
+
+# Point 5: leak the hidden tests, every way we know of, from cells that run after them.
+LEAK = (
+    "import inspect, linecache, sys\n"
+    "print(In)\nprint(_ih)\nprint(Out)\n"
+    "print(list(get_ipython().history_manager.input_hist_raw))\n"
+    "for _entry in list(linecache.cache.values()):\n    print(''.join(_entry[2]))\n"
+    "raise ValueError(' | '.join(''.join(e[2]) for e in linecache.cache.values() if 'HIDDEN' in ''.join(e[2])))"
+)
+PEEK_CHARGE = ("def charge(price_cents):\n    import inspect, sys\n    caller = sys._getframe(1)\n"
+               "    print(''.join(inspect.findsource(caller)[0]))\n"
+               "    raise ValueError(''.join(inspect.findsource(caller)[0]))")
+HIDDEN_ONLY_CHARGE = "def charge(price_cents):\n    return 3000 if price_cents == 6000 else price_cents"
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    root = tmp_path_factory.mktemp("hostile")
+    subs, out = root / "subs", root / "out"
+    subs.mkdir()
+    notebooks = {name: submission(code) for name, (code, _) in FAKE_PASS.items()}
+    notebooks["honest"] = submission()
+    notebooks["hook_in_tested_function"] = submission(charge=HOOK_CHARGE)
+    notebooks["fake_guard"] = submission(FAKE_GUARD)
+    notebooks["secret_hunt"] = submission(after={"quote_total": SECRET_HUNT, "test_charge": SECRET_HUNT})
+    notebooks["leak"] = submission(after={"test_quote_total_more": LEAK, "test_charge": LEAK})
+    notebooks["peek"] = submission(charge=PEEK_CHARGE, after={"test_charge": LEAK})
+    notebooks["hidden_only"] = submission(charge=HIDDEN_ONLY_CHARGE)
+    notebooks["disk"] = submission(after={"test_charge": f"print(open({str(SOURCE)!r}).read())"})
+    for name, nb in notebooks.items():
+        (subs / f"{name}.ipynb").write_text(dumps(nb), encoding="utf-8")
+    rows = batch(subs, SOURCE, out, workers=2, limits=LIMITS, progress=False)
+    with open(out / "grades.csv", encoding="utf-8", newline="") as handle:
+        csv_rows = {Path(r["submission"]).stem: r for r in csv.DictReader(handle)}
+    reports = {p.stem: json.loads(p.read_text(encoding="utf-8"))["report"] for p in (out / "reports").glob("*.json")}
+    return {"rows": {Path(r["submission"]).stem: r for r in rows}, "csv": csv_rows, "reports": reports, "out": out}
+
+
+def test_the_honest_answers_score_3(graded):
+    assert graded["rows"]["honest"]["score"] == "3"
+    assert graded["reports"]["honest"]["suspicious"] == []
+    assert graded["csv"]["honest"]["suspicious"] == ""
+
+
+@pytest.mark.parametrize("name", FAKE_PASS)
+def test_an_attack_cannot_fake_a_pass(graded, name):
+    row, report = graded["rows"][name], graded["reports"][name]
+    assert (row["status"], row["score"]) == ("graded", "3"), row
+    charge = next(e for e in report["exercises"] if e["grade_id"] == "test_charge")
+    assert charge["status"] == "failed" and charge["feedback"].startswith("AssertionError")
+
+
+@pytest.mark.parametrize("name", FAKE_PASS)
+def test_an_attack_is_flagged_for_the_instructor(graded, name):
+    kind = FAKE_PASS[name][1]
+    assert kind in graded["reports"][name]["suspicious"]
+    assert kind in graded["csv"][name]["suspicious"].split()
+
+
+def test_a_hook_the_tested_function_registers_cannot_fake_a_pass(graded):
+    """Test cells run as silent requests: IPython triggers no post_run_cell for them."""
+    assert graded["rows"]["hook_in_tested_function"]["score"] == "3"
+
+
+def test_a_fake_guard_fails_the_tests_it_would_have_faked(graded):
+    report = graded["reports"]["fake_guard"]
+    assert report["score"] == 0
+    assert {e["feedback"].split(":")[0] for e in report["exercises"]} == {"GraderReset"}
+    assert {"sys.modules", "events.register", "set_custom_exc"} <= set(report["suspicious"])
+
+
+def test_the_guard_leaves_nothing_for_student_code_to_read(graded):
+    report = graded["reports"]["secret_hunt"]
+    assert (report["score"], report["other_errors"]) == (3, [])
+
+
+def test_a_cell_fails_on_its_execute_reply_whatever_its_outputs_show():
+    """Even a student cell (not guarded) fails when the kernel says so, with no error output at all."""
+    nb = new_notebook(cells=[new_code_cell("get_ipython().set_custom_exc((BaseException,), lambda *a, **k: None)"),
+                             new_code_cell("1 / 0"), new_code_cell("x = 1")])
+    runs = execute(nb, Limits(cell_timeout=5))
+    assert [run.status for run in runs] == ["ok", "error", "ok"]
+    assert runs[1].ename == "ZeroDivisionError"
+    assert not any(o.get("output_type") == "error" for o in nb.cells[1].outputs)
+
+
+def _everything_written(graded, name):
+    out = graded["out"]
+    return "\n".join([(out / "feedback" / f"{name}.html").read_text(encoding="utf-8"),
+                      (out / "reports" / f"{name}.json").read_text(encoding="utf-8"),
+                      (out / "grades.csv").read_text(encoding="utf-8")])
+
+
+@pytest.mark.parametrize("name", ["leak", "peek", "disk"])
+def test_no_hidden_line_is_ever_written(graded, name):
+    text = _everything_written(graded, name)
+    assert not any(line in text for line in HIDDEN)
+    assert "[hidden test]" in text  # the attack did print them; the scrubber masked them
+
+
+def test_hidden_lines_are_masked_however_they_are_quoted():
+    from grader.hidden import Scrubber
+
+    test = new_code_cell('"""t."""\nx = 1\n### BEGIN HIDDEN TESTS\nassert f("it\'s") == "b"\n### END HIDDEN TESTS')
+    scrub = Scrubber([test])
+    for shown in ('assert f("it\'s") == "b"', json.dumps('assert f("it\'s") == "b"'), repr('assert f("it\'s") == "b"'),
+                  "\x1b[38;5;28massert f(\"it's\") == \"b\"", "cut at the end: assert f(\"it's"):
+        assert "assert f(" not in scrub.text(shown), shown
+    assert scrub.text("x = 1") == "x = 1"  # visible lines stay
+
+
+def test_no_hidden_line_reaches_the_terminal(tmp_path):
+    path = tmp_path / "leak.ipynb"
+    path.write_text(dumps(submission(charge=PEEK_CHARGE, after={"test_charge": LEAK})), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "grader", "grade", str(path), "--source", str(SOURCE), "--timeout",
+                           "5", "--json", str(tmp_path / "r.json"), "--feedback", str(tmp_path / "f.html")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    everything = done.stdout + done.stderr + (tmp_path / "r.json").read_text() + (tmp_path / "f.html").read_text()
+    assert not any(line in everything for line in HIDDEN)
+
+
+def test_a_failing_hidden_test_does_not_quote_itself(graded):
+    """Before: 'AssertionError: value: expected 3200, got 6400' gave the hidden test's values away."""
+    report = graded["reports"]["hidden_only"]
+    charge = next(e for e in report["exercises"] if e["grade_id"] == "test_charge")
+    assert (charge["status"], charge["feedback"]) == ("failed", "AssertionError in a hidden test")
+    quote = next(e for e in graded["reports"]["honest"]["exercises"] if e["grade_id"] == "test_charge")
+    assert quote["feedback"] == "AssertionError: value: expected 3000, got 6000"  # a visible failure says why
+
+
+def _rss_kib(field="VmRSS"):
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field):
+            return int(line.split()[1])
+    raise AssertionError(field)
+
+
+FLOODS = {
+    "print_200mb": "for _ in range(200):\n    print('x' * 1_000_000)",
+    "huge_exception": "raise ValueError('y' * 20_000_000)",
+    "display_updates": "h = display('a', display_id=True)\nfor i in range(20_000):\n    h.update('z' * 100)",
+    "clear_output": "from IPython.display import clear_output\nfor i in range(300):\n"
+                    "    clear_output(wait=True)\n    print('w' * 10_000)",
+    "display_data": "from IPython.display import display\nfor i in range(300):\n"
+                    "    display({'text/plain': 'v' * 10_000}, raw=True)",
+    "execute_result": "'r' * 5_000_000",
+}
+
+
+def test_a_flood_stays_within_the_cap_and_the_memory_stays_flat():
+    nb = new_notebook(cells=[new_code_cell(code) for code in FLOODS.values()] + [new_code_cell("print('still here')")])
+    limits = Limits(cell_timeout=60, output_bytes=100_000)
+    gc.collect()
+    before = _rss_kib()
+    runs = execute(nb, limits)
+    gc.collect()
+    grown_mib = (_rss_kib() - before) / 1024
+    assert [run.status for run in runs] == ["ok", "error", "ok", "ok", "ok", "ok", "ok"]
+    for cell in nb.cells[:-1]:
+        assert len(json.dumps(cell.outputs)) < 2 * limits.output_bytes
+        assert "[output truncated:" in cell.outputs[-1].get("text", "")
+    assert nb.cells[-1].outputs[0]["text"] == "still here\n"
+    assert grown_mib < 60, f"the grader kept {grown_mib:.0f} MiB"
+
+
+def test_the_feedback_page_stays_small(tmp_path):
+    from grader.report import PAGE_CHARS, Report, feedback_html
+
+    nb = new_notebook(cells=[new_code_cell("x", outputs=[nbformat.v4.new_output("stream", name="stdout",
+                                                                              text="q" * 200_000)])] * 20)
+    page = feedback_html(Report("a.ipynb", "s.ipynb"), nb)
+    assert len(page) < PAGE_CHARS + 20_000
+    assert "characters omitted: the page's size limit" in page
+
+
+def test_kernel_output_on_its_own_fds_never_reaches_the_terminal(tmp_path):
+    code = "import os\nos.write(1, b'FD-ONE-LEAK\\n')\nos.write(2, b'FD-TWO-LEAK\\n')\nimport sys\n" \
+           "sys.__stdout__.write('DUNDER-LEAK\\n'); sys.__stdout__.flush()"
+    path = tmp_path / "fds.ipynb"
+    path.write_text(dumps(submission(code)), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "grader", "grade", str(path), "--source", str(SOURCE),
+                           "--timeout", "5"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "LEAK" not in done.stdout + done.stderr
+
+
+# Point 7: honest work survives a restart.
+def three_exercises():
+    def meta(gid, **kw):
+        return {"nbgrader": {"grade": False, "solution": False, "locked": False, "schema_version": 3,
+                             "grade_id": gid, **kw}}
+
+    def solution(gid, code):
+        return new_code_cell(code, metadata=meta(gid, solution=True))
+
+    def test(gid, code):
+        return new_code_cell(f'"""{gid}."""\n{code}', metadata=meta(gid, grade=True, locked=True, points=1))
+
+    return new_notebook(cells=[
+        new_code_cell("from grader import assert_same", metadata=meta("setup", locked=True)),
+        solution("double", "def double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION"),
+        test("test_double", "assert_same(double(2), 4)"),
+        solution("second", "def second():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION"),
+        test("test_second", "assert_same(second(), 1)"),
+        solution("scaled", "def scaled(x):\n    ### BEGIN SOLUTION\n    return 3 * x\n    ### END SOLUTION"),
+        test("test_scaled", "assert_same(scaled(2), 6)"),
+    ], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+
+
+STUCK = {
+    "hangs": "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    time.sleep(0.05)",
+    "exits": "import os\nos._exit(1)",
+    "test_hangs": "def second():\n    import signal, time\n    signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                  "    while True:\n        time.sleep(0.05)",
+}
+
+
+@pytest.mark.parametrize("how", STUCK)
+def test_a_restart_replays_the_work_that_ran_fine(how):
+    source = three_exercises()
+    nb = student_version(source)
+    cell_of(nb, "double").source = "def double(x):\n    return 2 * x"
+    cell_of(nb, "second").source = STUCK[how]
+    cell_of(nb, "scaled").source = "def scaled(x):\n    return RATE * x"
+    nb.cells.insert(2, new_code_cell("RATE = 3  # defined before the crash, needed after it"))
+    report, _ = grade_notebooks(source, nb, limits=Limits(cell_timeout=3, interrupt_grace=1))
+    points = {e.grade_id: e.points for e in report.exercises}
+    assert points == {"test_double": 1, "test_second": 0, "test_scaled": 1}, report.table()
+
+
+# Point 8: odd notebooks never end in a traceback.
+def _odd(change):
+    nb = json.loads(dumps(submission()))
+    change(nb)
+    return json.dumps(nb)
+
+
+def _set(index, **values):
+    def change(nb):
+        nb["cells"][index]["metadata"].update(values)
+    return change
+
+
+def _set_nbgrader(index, **values):
+    def change(nb):
+        nb["cells"][index]["metadata"]["nbgrader"].update(values)
+    return change
+
+
+ODD = {
+    "nbgrader_string": _set(4, nbgrader="x"),
+    "points_string": _set_nbgrader(4, points="two"),
+    "grade_id_list": _set_nbgrader(4, grade_id=["test_quote_total"]),
+    "grade_string": _set_nbgrader(4, grade="yes"),
+    "tags_number": _set(4, tags=3),
+    "metadata_list": lambda nb: nb["cells"][4].__setitem__("metadata", []),
+    "cells_dict": lambda nb: nb.__setitem__("cells", {"0": nb["cells"][0]}),
+}
+
+
+@pytest.mark.parametrize("name", ODD)
+def test_odd_metadata_exits_2_with_one_line(tmp_path, name):
+    path = tmp_path / f"{name}.ipynb"
+    path.write_text(_odd(ODD[name]), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "grader", "grade", str(path), "--source", str(SOURCE)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith("error: ") and len(done.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in done.stderr
+
+
+def test_odd_metadata_is_an_error_row_in_a_batch(tmp_path):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    for name in ("nbgrader_string", "grade_id_list"):
+        (subs / f"{name}.ipynb").write_text(_odd(ODD[name]), encoding="utf-8")
+    rows = batch(subs, SOURCE, tmp_path / "out", workers=1, limits=LIMITS, progress=False)
+    assert [(r["status"], "must be" in r["error"]) for r in rows] == [("error", True)] * 2
+
+
+def code_cell(source, **metadata):
+    """A code cell with any metadata, even metadata nbformat's schema refuses."""
+    return nbformat.from_dict({"cell_type": "code", "source": source, "metadata": metadata, "outputs": [],
+                               "execution_count": None})
+
+
+def test_tags_as_a_string_are_one_tag_not_characters():
+    from grader.metadata import is_solution_only, tags
+
+    assert tags(code_cell("x", tags="raises-exception")) == ["raises-exception"]
+    assert tags(code_cell("x", tags="not-raises-exception")) == ["not-raises-exception"]
+    assert not is_solution_only(code_cell("x", tags="no-solution-only-here"))
+    assert tags(code_cell("x", tags=[1, "a"])) == ["a"]
+
+
+def test_a_submission_with_a_string_tag_is_graded(tmp_path):
+    """Read as characters, "skip-execution-not" would contain nbclient's skip-execution tag."""
+    nb = submission(charge="def charge(price_cents):\n    return price_cents // helper",
+                    after={"quote_total": "helper = 2"})
+    data = json.loads(dumps(nb))
+    next(c for c in data["cells"] if "".join(c["source"]) == "helper = 2")["metadata"]["tags"] = "skip-execution-not"
+    path = tmp_path / "tagged.ipynb"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    report, _ = grade_notebooks(read_notebook(SOURCE), read_notebook(path), limits=LIMITS)
+    assert report.score == 5 and report.other_errors == [] and report.solution_errors == []
+
+
+def test_a_guided_notebook_reads_a_string_tag_as_one_tag(tmp_path):
+    from grader.course_check import check_guided
+
+    nb = json.loads(dumps(new_notebook(cells=[new_code_cell("1 / 0"), new_code_cell("2 / 0")])))
+    nb["cells"][0]["metadata"]["tags"] = "raises-exception"
+    nb["cells"][1]["metadata"]["tags"] = "not-raises-exception"  # read as characters, it would contain the tag
+    path = tmp_path / "guided.ipynb"
+    path.write_text(json.dumps(nb), encoding="utf-8")
+    problems = check_guided(path, Limits(cell_timeout=5))
+    assert problems == [f"{path}: cell 1 failed: ZeroDivisionError: division by zero"]
+
+
+def test_another_lessons_notebook_is_refused_with_its_own_status(tmp_path):
+    other = new_notebook(cells=[new_markdown_cell("x", metadata={"nbgrader": {
+        "grade": False, "solution": False, "locked": True, "grade_id": "elsewhere", "schema_version": 3}})])
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "other.ipynb").write_text(dumps(other), encoding="utf-8")
+    rows = batch(subs, SOURCE, tmp_path / "out", workers=1, limits=LIMITS, progress=False)
+    assert rows[0]["status"] == "wrong-lesson" and "is it the right lesson?" in rows[0]["error"]
+
+
+@pytest.mark.parametrize("value", ["=HYPERLINK(\"http://x\")", "+1", "-1", "@SUM(A1)", "\tx", "\rx"])
+def test_csv_cells_are_never_formulas(value):
+    assert spreadsheet_safe(value) == "'" + value
+    assert spreadsheet_safe("alice.ipynb") == "alice.ipynb"
+
+
+def test_grades_csv_escapes_file_names_and_messages(tmp_path):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "=cmd().ipynb").write_text("{oops", encoding="utf-8")
+    (subs / "@evil.ipynb").write_text("", encoding="utf-8")
+    batch(subs, SOURCE, tmp_path / "out", workers=1, limits=LIMITS, progress=False)
+    with open(tmp_path / "out" / "grades.csv", encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    cells = [value for row in rows for value in row.values() if value]
+    assert not [value for value in cells if value.startswith(("=", "+", "-", "@", "\t", "\r"))]
+    assert {row["submission"] for row in rows} == {"'=cmd().ipynb", "'@evil.ipynb"}
+    write_csv([{"submission": "x", "error": "=1+1"}], tmp_path / "g.csv")
+    assert "'=1+1" in (tmp_path / "g.csv").read_text(encoding="utf-8")
+
+
+def test_the_submission_file_is_never_modified(tmp_path):
+    path = tmp_path / "attack.ipynb"
+    nb = submission(FAKE_PASS["custom_exc"][0], after={"test_charge": LEAK})
+    path.write_text(dumps(nb), encoding="utf-8")
+    before = path.read_bytes()
+    grade_notebooks(read_notebook(SOURCE), copy.deepcopy(read_notebook(path)), limits=LIMITS)
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("code, kinds", [
+    ("from grader import assert_same\nassert_same(1, 1)", []),  # students may test their work with it
+    ("events = [1]\nevents.append(2)\nmodules = 3", []),
+    ("%time x = 1\nget_ipython().events.register('post_run_cell', f)", ["events.register"]),  # not Python: regex
+    ("%%capture\nimport sys\nsys.modules['grader'] = None\nsys.excepthook = None",
+     ["grader-internals", "sys.excepthook", "sys.modules"]),
+    ("ip = get_ipython()\ngetattr(ip, 'set_custom_exc')((Exception,), None)", ["set_custom_exc"]),
+    ("import grader.asserts", ["grader-internals"]),
+    ("from builtins import print as p", ["builtins"]),
+])
+def test_the_static_scan_lists_what_student_code_touches(code, kinds):
+    from grader.scan import scan_cells
+
+    assert scan_cells([code]) == kinds
