@@ -20,6 +20,11 @@ from .notebooks import dumps, read_notebook, tidy, write_atomic
 
 PIPELINE = (CheckCellMetadata, ClearSolutions, ClearHiddenTests, LockCells, ClearOutput, ComputeChecksums)
 
+CODE_STUB = "# ESCRIBE TU CÓDIGO AQUÍ\nraise NotImplementedError()"
+TEXT_STUB = "ESCRIBE TU RESPUESTA AQUÍ"
+"""What a student finds where the solution was: in Spanish, like everything the student reads."""
+STUBS = {ClearSolutions: {"code_stub": {"python": CODE_STUB}, "text_stub": TEXT_STUB}}
+
 
 class InvalidSource(GraderError, ValueError):
     """A solution notebook whose nbgrader metadata or markers are wrong."""
@@ -34,7 +39,7 @@ def student_version(source_nb: NotebookNode, name: str = "notebook") -> Notebook
     nb.cells = [cell for cell in nb.cells if not is_solution_only(cell)]
     resources: dict = {}
     for preprocessor in PIPELINE:
-        nb, resources = preprocessor().preprocess(nb, resources)
+        nb, resources = preprocessor(**STUBS.get(preprocessor, {})).preprocess(nb, resources)
     return tidy(nb)
 
 

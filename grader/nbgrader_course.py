@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from .errors import GraderError
+from .generate import CODE_STUB, TEXT_STUB
 
 CONFIG = """\
 c = get_config()
@@ -20,6 +21,8 @@ c.ExecutePreprocessor.timeout = {timeout}
 from nbconvert.preprocessors import TagRemovePreprocessor
 from nbgrader.converters import GenerateAssignment
 
+c.ClearSolutions.code_stub = {{"python": {code_stub!r}}}
+c.ClearSolutions.text_stub = {text_stub!r}
 c.TagRemovePreprocessor.enabled = True
 c.TagRemovePreprocessor.remove_cell_tags = {{"solution-only"}}
 c.GenerateAssignment.preprocessors = (
@@ -46,7 +49,8 @@ def nbgrader_scores(source: str | Path, submissions: dict[str, Path], course: st
     course, assignment, name = Path(course), "lesson", Path(source).name
     (course / "source" / assignment).mkdir(parents=True)
     shutil.copy(source, course / "source" / assignment / name)
-    (course / "nbgrader_config.py").write_text(CONFIG.format(root=str(course), timeout=timeout))
+    (course / "nbgrader_config.py").write_text(CONFIG.format(root=str(course), timeout=timeout, code_stub=CODE_STUB,
+                                                                     text_stub=TEXT_STUB))
     _nbgrader(course, "generate_assignment", assignment, "--force")
     for student, path in submissions.items():
         target = course / "submitted" / student / assignment
