@@ -2,23 +2,24 @@
 
 A bad submission becomes a row with status "error" and the batch goes on. Re-running
 skips submissions whose report is already there for the same submission, source and
-limits (a content hash), so an interrupted batch resumes where it stopped.
+limits (a content hash), so an interrupted batch resumes where it stopped. Every
+submission and source is read into memory before any student code runs; the output
+folder, where the cache lives, is out of the kernels' reach (see grader.sandbox).
 """
 
 import csv
 import hashlib
 import io
 import json
-import os
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from . import __version__
 from .api import grade_notebooks
 from .execute import Limits
 from .generate import InvalidSource
-from .kernel import start_worker_supply, worker_supply
-from .notebooks import UnusableNotebook, read_notebook, write_atomic
+from .kernel import worker_supply
+from .notebooks import UnusableNotebook, parse_notebook, write_atomic
+from .pool import run_tasks
 from .report import feedback_html
 
 COLUMNS = ("submission", "source", "score", "max_score", "status", "error", "tampered", "cached")
@@ -56,7 +57,7 @@ def match_source(submission, source):
 
 def _key(submission, source, limits):
     digest = hashlib.sha256()
-    for part in (submission.read_bytes(), source.read_bytes(), repr(limits).encode(), __version__.encode()):
+    for part in (submission, source, repr(limits).encode(), __version__.encode()):
         digest.update(hashlib.sha256(part).digest())
     return digest.hexdigest()
 
@@ -65,22 +66,40 @@ def _slug(submission, root):
     return "__".join(submission.relative_to(root).with_suffix("").parts)
 
 
-def grade_one(submission, source_arg, root, out, limits):
-    """Grade one submission and write its JSON report and HTML feedback; returns its CSV row."""
-    submission, out = Path(submission), Path(out)
-    row = {"submission": str(submission.relative_to(root)), "source": "", "score": "", "max_score": "",
+def _read(path):
+    try:
+        return Path(path).read_bytes()
+    except OSError as error:
+        raise UnusableNotebook(f"{path}: cannot read the file ({error.strerror})") from None
+
+
+def _grade(source_nb, submission_nb, limits, names):
+    try:
+        return grade_notebooks(source_nb(), submission_nb(), limits=limits, names=names, supply=worker_supply())
+    except (RuntimeError, TimeoutError):  # the kernel failed to start: once more, with a new one
+        return grade_notebooks(source_nb(), submission_nb(), limits=limits, names=names, supply=worker_supply())
+
+
+def grade_one(submission, source, root, out, limits, submission_bytes=None, source_bytes=None):
+    """Grade one submission and write its JSON report and HTML feedback; returns its CSV row.
+
+    ``source`` is the matched source notebook; the bytes of both files, when given, were read earlier.
+    """
+    submission, source, out = Path(submission), Path(source), Path(out)
+    row = {"submission": str(submission.relative_to(root)), "source": str(source), "score": "", "max_score": "",
            "status": "error", "error": "", "tampered": "", "cached": "no"}
     report_path = out / "reports" / f"{_slug(submission, root)}.json"
     try:
-        source = match_source(submission, source_arg)
-        row["source"] = str(source)
-        key = _key(submission, source, limits)
+        submission_bytes = _read(submission) if submission_bytes is None else submission_bytes
+        source_bytes = _read(source) if source_bytes is None else source_bytes
+        key = _key(submission_bytes, source_bytes, limits)
         if report_path.exists():
             saved = json.loads(report_path.read_text(encoding="utf-8"))
             if saved.get("key") == key:
                 return {**saved["row"], "cached": "yes"}
-        report, feedback_nb = grade_notebooks(read_notebook(source), read_notebook(submission), limits=limits,
-                                              names=(str(source), row["submission"]), supply=worker_supply())
+        report, feedback_nb = _grade(lambda: parse_notebook(source_bytes, source),
+                                     lambda: parse_notebook(submission_bytes, submission), limits,
+                                     (str(source), row["submission"]))
         row.update(score=f"{report.score:g}", max_score=f"{report.max_score:g}", status="graded",
                    tampered=" ".join(f"{t['grade_id']}:{t['problem']}" for t in report.tampered))
         write_atomic(out / "feedback" / f"{_slug(submission, root)}.html", feedback_html(report, feedback_nb))
@@ -108,23 +127,28 @@ def batch(directory, source, out, workers=None, limits=Limits(), progress=True):
     for path, what in ((directory, "submissions folder"), (Path(source), "source")):
         if not path.exists():
             raise FileNotFoundError(f"{what} {path} does not exist")
-    submissions = find_submissions(directory, out)
-    workers = max(1, workers or os.cpu_count() or 1)
-    rows = []
-    with ProcessPoolExecutor(workers, initializer=start_worker_supply, initargs=(limits.memory_bytes,)) as pool:
-        futures = {pool.submit(grade_one, path, source, directory, out, limits): path for path in submissions}
-        done = as_completed(futures)
-        if progress:
-            from tqdm import tqdm
-            done = tqdm(done, total=len(futures), unit="nb", desc="grading", dynamic_ncols=True)
-        for future in done:
-            try:
-                rows.append(future.result())
-            except Exception as error:  # the worker process itself failed
-                path = futures[future]
-                rows.append({**dict.fromkeys(COLUMNS, ""), "submission": str(path.relative_to(directory)),
-                             "status": "error", "error": f"worker failed: {type(error).__name__}: {error}",
-                             "cached": "no"})
+    rows, tasks, sources = [], [], {}
+    for path in find_submissions(directory, out):  # every input in memory before any student code runs
+        try:
+            matched = match_source(path, source)
+            if matched not in sources:
+                sources[matched] = _read(matched)
+            tasks.append((path, matched, directory, out, limits, _read(path), sources[matched]))
+        except UnusableNotebook as error:
+            rows.append({**dict.fromkeys(COLUMNS, ""), "submission": str(path.relative_to(directory)),
+                         "status": "error", "error": " ".join(str(error).split()), "cached": "no"})
+    done = run_tasks(grade_one, tasks, workers, limits)
+    if progress:
+        from tqdm import tqdm
+        done = tqdm(done, total=len(tasks), unit="nb", desc="grading", dynamic_ncols=True)
+    for index, result in done:
+        if isinstance(result, BaseException):  # the worker process itself failed
+            path = tasks[index][0]
+            rows.append({**dict.fromkeys(COLUMNS, ""), "submission": str(path.relative_to(directory)),
+                         "status": "error", "error": f"worker failed: {type(result).__name__}: {result}",
+                         "cached": "no"})
+        else:
+            rows.append(result)
     write_csv(rows, out / "grades.csv")
     return sorted(rows, key=lambda row: row["submission"])
 

@@ -4,16 +4,15 @@ Problems are collected for the whole course and reported together at the end.
 """
 
 import copy
-import os
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from .api import grade_notebooks
 from .execute import Limits, execute
 from .generate import InvalidSource, is_lesson, student_version
-from .kernel import start_worker_supply, worker_supply
+from .kernel import worker_supply
 from .metadata import metadata_problems
 from .notebooks import UnusableNotebook, dumps, read_notebook, tidy, write_atomic
+from .pool import run_tasks
 
 RAISES_TAG = "raises-exception"
 
@@ -130,7 +129,9 @@ def run_task(kind, args, limits=Limits()):
 def check_course(root=".", workers=None, limits=Limits(), lessons=()):
     """Run every check (or those of the given lessons) in parallel and return all problems, sorted."""
     tasks = course_tasks(root, lessons)
-    workers = max(1, workers or os.cpu_count() or 1)
-    with ProcessPoolExecutor(workers, initializer=start_worker_supply, initargs=(limits.memory_bytes,)) as pool:
-        results = pool.map(run_task, *zip(*tasks), [limits] * len(tasks)) if tasks else []
-        return sorted(problem for problems in results for problem in problems)
+    problems = []
+    for _, result in run_tasks(run_task, [(*task, limits) for task in tasks], workers, limits):
+        if isinstance(result, BaseException):
+            raise result
+        problems += result
+    return sorted(problems)
