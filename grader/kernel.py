@@ -28,12 +28,14 @@ from jupyter_client.manager import AsyncKernelManager
 from traitlets import Int, Unicode
 
 from . import sandbox
+from .errors import GraderError
 from .sandbox import KERNEL_ENV
 
 __all__ = ["KERNEL_ENV", "Kernel", "KernelSupply", "sandbox_mode", "start_worker_supply", "worker_supply"]
 
 FIRST_UID = 1_900_000_000  # sandbox uids: FIRST_UID + slot, a range no account or container manager uses
 UID_SLOTS = 1000
+MAX_BOX_PATH = 100  # an IPC socket's path (box + "/k-1") must fit in 107 bytes
 T = TypeVar("T")
 
 
@@ -181,9 +183,12 @@ class Kernel:
 
     def __init__(self, memory_limit: int) -> None:
         self.mode = sandbox_mode()
-        self.lease = UidLease() if self.mode == "full" else None
         self.folder = tempfile.mkdtemp(prefix="k", dir=run_folder())
         box, root = os.path.join(self.folder, "b"), os.path.join(self.folder, "r")
+        if len(os.fsencode(box)) > MAX_BOX_PATH:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            raise GraderError(f"{box}: too long for the kernel's IPC sockets; set GRADER_SANDBOX_DIR to a short path")
+        self.lease = UidLease() if self.mode == "full" else None
         self.workdir = os.path.join(box, "work")
         for path in (box, self.workdir, root):
             os.mkdir(path, 0o700)
@@ -196,8 +201,12 @@ class Kernel:
             uid=self.lease.uid if self.lease else 0, box=box, root=root)
 
     async def start(self) -> "Kernel":
-        """Spawn the kernel process; it finishes booting in the background."""
-        await self.km.start_kernel(cwd=self.workdir, extra_arguments=["--HistoryManager.hist_file=:memory:"])
+        """Spawn the kernel process; it finishes booting in the background. If it cannot, nothing is left."""
+        try:
+            await self.km.start_kernel(cwd=self.workdir, extra_arguments=["--HistoryManager.hist_file=:memory:"])
+        except BaseException:
+            await self.stop()
+            raise
         return self
 
     async def stop(self) -> None:
