@@ -21,13 +21,16 @@ import sys
 import tempfile
 import time
 from collections.abc import Coroutine
+from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any, TypeVar
 
+from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import AsyncKernelManager
-from traitlets import Int, Unicode
+from jupyter_client.provisioning import KernelProvisionerFactory
+from traitlets import Bool, Int, Unicode
 
-from . import sandbox
+from . import sandbox, zygote
 from .errors import GraderError
 from .sandbox import KERNEL_ENV
 
@@ -37,6 +40,9 @@ FIRST_UID = 1_900_000_000  # sandbox uids: FIRST_UID + slot, a range no account 
 UID_SLOTS = 1000
 MAX_BOX_PATH = 100  # an IPC socket's path (box + "/k-1") must fit in 107 bytes
 T = TypeVar("T")
+ZYGOTE = "grader-zygote"
+KernelProvisionerFactory.provisioners[ZYGOTE] = EntryPoint(  # the provisioner hook, without an install step
+    name=ZYGOTE, value="grader.zygote:ZygoteProvisioner", group=KernelProvisionerFactory.GROUP_NAME)
 
 
 def _libc_can_isolate() -> bool:
@@ -170,6 +176,15 @@ class SandboxedKernelManager(AsyncKernelManager):
     uid = Int(0, help="The sandbox uid (full mode)")
     box = Unicode(help="The kernel's own folder: sockets, connection file, work folder")
     root = Unicode(help="An empty folder the launcher builds the kernel's root on (full mode)")
+    forked = Bool(True, help="Fork the kernel from this process's zygote instead of starting a new Python")
+
+    @property
+    def kernel_spec(self) -> KernelSpec | None:
+        """The python3 kernel spec, naming the zygote provisioner when kernels are forked."""
+        spec = super().kernel_spec
+        if spec is not None and self.forked:
+            spec.metadata = {**spec.metadata, "kernel_provisioner": {"provisioner_name": ZYGOTE}}
+        return spec
 
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
         command = super().format_kernel_cmd(extra_arguments)
@@ -198,7 +213,7 @@ class Kernel:
         self.km = SandboxedKernelManager(
             kernel_name="python3", transport="ipc", ip=os.path.join(box, "k"), memory_limit=memory_limit,
             connection_file=os.path.join(self.folder, "kernel.json"), mode=self.mode,
-            uid=self.lease.uid if self.lease else 0, box=box, root=root)
+            uid=self.lease.uid if self.lease else 0, box=box, root=root, forked=zygote.enabled())
 
     async def start(self) -> "Kernel":
         """Spawn the kernel process; it finishes booting in the background. If it cannot, nothing is left."""

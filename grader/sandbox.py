@@ -170,8 +170,13 @@ def _kernel_command(command: list[str], connection: str) -> list[str]:
     return [*command[:at], connection, *command[at + 1:]]
 
 
+def exec_kernel(command: list[str], env: dict[str, str]) -> None:
+    """Become the kernel by exec: a fresh Python that imports everything itself."""
+    os.execve(command[0], command, env)
+
+
 def become_kernel(args: argparse.Namespace, connection: bytes | None) -> None:
-    """In the child: drop to the sandbox uid, apply limits, write the connection file, exec the kernel."""
+    """In the child: drop to the sandbox uid, apply limits, write the connection file, start the kernel."""
     if os.getsid(0) != os.getpid():
         os.setsid()
     command = list(args.command)
@@ -191,8 +196,7 @@ def become_kernel(args: argparse.Namespace, connection: bytes | None) -> None:
     for fd in (0, 1, 2):
         os.dup2(null, fd)
     os.chdir(args.workdir)
-    env = {**KERNEL_ENV, "HOME": args.workdir}
-    os.execve(command[0], command, env)
+    args.start(command, {**KERNEL_ENV, "HOME": args.workdir})
 
 
 def run_init(args: argparse.Namespace, launcher_alive: int) -> None:
@@ -250,15 +254,20 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: Sequence[str]) -> None:
-    """Parse ``OPTIONS -- KERNEL_CMD...`` and launch."""
+def parse(argv: Sequence[str]) -> argparse.Namespace:
+    """The launcher's arguments from ``OPTIONS -- KERNEL_CMD...``."""
     argv = list(argv)
     if "--" not in argv or argv.index("--") == len(argv) - 1:
         raise SystemExit("usage: python -m grader.sandbox OPTIONS -- KERNEL_CMD...")
     split = argv.index("--")
     args = parser().parse_args(argv[:split])
-    args.command = argv[split + 1:]
-    launch(args)
+    args.command, args.start = argv[split + 1:], exec_kernel
+    return args
+
+
+def main(argv: Sequence[str]) -> None:
+    """Parse ``OPTIONS -- KERNEL_CMD...`` and launch."""
+    launch(parse(argv))
 
 
 if __name__ == "__main__":
