@@ -195,6 +195,7 @@ def become_kernel(args: argparse.Namespace, connection: bytes | None) -> None:
     null = os.open("/dev/null", os.O_RDWR)  # the kernel talks over its sockets, never on the grader's terminal
     for fd in (0, 1, 2):
         os.dup2(null, fd)
+    os.closerange(3, os.sysconf("SC_OPEN_MAX"))  # nothing of the launcher's or the zygote's stays open
     os.chdir(args.workdir)
     args.start(command, {**KERNEL_ENV, "HOME": args.workdir})
 

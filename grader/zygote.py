@@ -77,6 +77,7 @@ def serve(fd: int, parent: int) -> None:
         child = os.fork()
         if child == 0:
             try:
+                requests.close()  # both, or the descriptor stays open in the kernel
                 channel.close()
                 args = sandbox.parse(json.loads(line))
                 args.parent, args.start = zygote, start_in_process

@@ -162,6 +162,16 @@ def test_kernel_reaches_nothing_outside_its_own_folder(tmp_path):
     assert not Path("/tmp/mine").exists()  # the kernel's /tmp was its own
 
 
+def test_kernel_holds_no_descriptor_of_the_grader_or_the_zygote():
+    from grader.zygote import zygote
+
+    zygote_pid = zygote().process.pid
+    channel = os.readlink(f"/proc/{zygote_pid}/fd/{zygote().process.args[-1]}")
+    statuses, texts = run("import os\nfor fd in os.listdir('/proc/self/fd'):\n    try:\n"
+                          "        print(os.readlink(f'/proc/self/fd/{fd}'))\n    except OSError:\n        pass")
+    assert statuses == ["ok"] and channel.startswith("socket:") and channel not in texts[0]
+
+
 @full
 def test_kernel_folders_belong_to_the_grader_except_its_own_box():
     kernel = Kernel(LIMITS.memory_bytes)
