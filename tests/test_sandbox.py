@@ -330,6 +330,18 @@ def test_a_kernel_that_fails_to_start_is_retried_once(tmp_path, monkeypatch):
     assert [(r["status"], r["score"]) for r in rows] == [("graded", "5")]
 
 
+def test_every_input_is_read_before_any_student_code_runs(tmp_path, basic_sandbox):
+    subs = tmp_path / "subs"
+    late = hostile(subs, "b_late")
+    blank = (FIXTURES / "submissions" / "blank.ipynb").read_bytes()
+    late.write_bytes(blank)  # b_late is blank: it earns 0
+    hostile(subs, "a_early", f"open({str(late)!r}, 'wb').write({CORRECT.read_bytes()!r})")  # runs first, swaps it
+    rows = {Path(r["submission"]).stem: r for r in batch(subs, SOURCE, tmp_path / "out", workers=1, limits=LIMITS,
+                                                         progress=False)}
+    assert late.read_bytes() != blank  # without root the kernel could write it (see the README)...
+    assert (rows["b_late"]["status"], rows["b_late"]["score"]) == ("graded", "0")  # ...but too late to count
+
+
 def test_a_killed_zygote_is_started_again(basic_sandbox):
     statuses, texts = run("import os\nos.kill(os.getppid(), 9)", "import time\ntime.sleep(3)", "print('next kernel')")
     assert "died" in statuses and statuses[2] == "ok" and texts[2] == "next kernel\n"
