@@ -143,6 +143,7 @@ async def run_notebook(nb, limits=Limits(), supply=None):
         interrupt_on_timeout=True, error_on_timeout={"ename": TIMEOUT_ENAME, "evalue": "timeout"},
         iopub_timeout=5, shutdown_kernel="immediate", record_timing=False,
         on_cell_executed=lambda cell, cell_index, execute_reply: replies.__setitem__(cell_index, execute_reply))
+    client.kc = kernel.kc  # already connected and answering: nbclient skips its own wait for the kernel
     runs, deadline = [], monotonic() + limits.notebook_timeout
     try:
         async with client.async_setup_kernel(cleanup_kc=True):

@@ -25,6 +25,7 @@ from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any, TypeVar
 
+from jupyter_client.asynchronous.client import AsyncKernelClient
 from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import AsyncKernelManager
 from jupyter_client.provisioning import KernelProvisionerFactory
@@ -214,11 +215,31 @@ class Kernel:
             kernel_name="python3", transport="ipc", ip=os.path.join(box, "k"), memory_limit=memory_limit,
             connection_file=os.path.join(self.folder, "kernel.json"), mode=self.mode,
             uid=self.lease.uid if self.lease else 0, box=box, root=root, forked=zygote.enabled())
+        self.kc: AsyncKernelClient | None = None
 
-    async def start(self) -> "Kernel":
-        """Spawn the kernel process; it finishes booting in the background. If it cannot, nothing is left."""
+    async def start(self, timeout: float = 60.0) -> "Kernel":
+        """Start the kernel and connect a client (``self.kc``) that has seen it answer.
+
+        Waiting for the sockets first means the client connects at once; connecting here means
+        a spare kernel is ready to run cells when it is taken. If the kernel cannot start,
+        nothing of it is left (RuntimeError, TimeoutError).
+        """
         try:
             await self.km.start_kernel(cwd=self.workdir, extra_arguments=["--HistoryManager.hist_file=:memory:"])
+            km = self.km
+            sockets = [f"{km.ip}-{port}" for port in (km.shell_port, km.iopub_port, km.stdin_port, km.hb_port,
+                                                       km.control_port)]
+            deadline = time.monotonic() + timeout
+            while not all(os.path.exists(path) for path in sockets):
+                if not await km.is_alive():
+                    raise RuntimeError("the kernel died while starting")
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"the kernel did not start within {timeout:g} s")
+                await asyncio.sleep(0.01)
+            self.kc = km.client()
+            self.kc.allow_stdin = False  # input() fails at once instead of waiting for an answer
+            self.kc.start_channels()
+            await self.kc.wait_for_ready(timeout=max(1.0, deadline - time.monotonic()))
         except BaseException:
             await self.stop()
             raise
@@ -227,6 +248,8 @@ class Kernel:
     async def stop(self) -> None:
         """Kill the kernel and everything it started, and remove its folders."""
         try:
+            if self.kc is not None:
+                self.kc.stop_channels()
             if self.km.has_kernel:
                 await self.km.shutdown_kernel(now=True)
         finally:
@@ -236,6 +259,17 @@ class Kernel:
 
     def __repr__(self) -> str:
         return f"Kernel({self.folder}, {self.mode}, alive={self.km.has_kernel})"
+
+
+async def _discard(spare: "asyncio.Task[Kernel]") -> None:
+    """Stop a spare kernel, booted or still booting (a cancelled start leaves nothing behind)."""
+    if not spare.done():
+        spare.cancel()
+    try:
+        kernel = await spare
+    except (asyncio.CancelledError, RuntimeError, TimeoutError):
+        return
+    await kernel.stop()
 
 
 _worker_supply: "KernelSupply | None" = None
@@ -254,18 +288,28 @@ def worker_supply() -> "KernelSupply | None":
 
 
 class KernelSupply:
-    """Started kernels on demand, one event loop for all of them; warm=True boots the next one early."""
+    """Started kernels on demand, one event loop for all of them; warm=True boots the next one early.
+
+    The next kernel boots as a task on the supply's loop while the current notebook runs on it.
+    """
 
     def __init__(self, memory_limit: int, warm: bool = True) -> None:
         self.memory_limit, self.warm = memory_limit, warm
         self.runner = asyncio.Runner()
-        self.spare: Kernel | None = None
+        self.spare: asyncio.Task[Kernel] | None = None
         atexit.register(self.close)
 
     async def take(self) -> Kernel:
         """A started kernel for one notebook; the caller stops it."""
-        kernel = self.spare or await Kernel(self.memory_limit).start()
-        self.spare = await Kernel(self.memory_limit).start() if self.warm else None
+        spare, self.spare, kernel = self.spare, None, None
+        if spare is not None:
+            try:
+                kernel = await spare
+            except (RuntimeError, TimeoutError):  # the spare failed to start: a fresh one
+                kernel = None
+        kernel = kernel or await Kernel(self.memory_limit).start()
+        if self.warm:
+            self.spare = asyncio.ensure_future(Kernel(self.memory_limit).start())
         return kernel
 
     def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
@@ -276,6 +320,6 @@ class KernelSupply:
         """Stop the spare kernel and close the loop; no kernel outlives the supply."""
         if self.spare is not None:
             spare, self.spare = self.spare, None
-            self.runner.run(spare.stop())
+            self.runner.run(_discard(spare))
         self.runner.close()
         atexit.unregister(self.close)
