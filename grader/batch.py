@@ -16,7 +16,7 @@ from pathlib import Path
 from . import __version__
 from .api import grade_notebooks
 from .execute import Limits
-from .generate import InvalidSource
+from .generate import InvalidSource, student_version
 from .kernel import worker_supply
 from .notebooks import UnusableNotebook, parse_notebook, write_atomic
 from .pool import run_tasks
@@ -73,11 +73,20 @@ def _read(path):
         raise UnusableNotebook(f"{path}: cannot read the file ({error.strerror})") from None
 
 
-def _grade(source_nb, submission_nb, limits, names):
+_students = {}  # per worker process: source bytes -> (source, its student version), built once
+
+
+def _grade(source_bytes, submission_nb, limits, names):
+    if source_bytes not in _students:
+        source = parse_notebook(source_bytes, names[0])
+        _students[source_bytes] = source, student_version(source, names[0])
+    source, student = _students[source_bytes]
     try:
-        return grade_notebooks(source_nb(), submission_nb(), limits=limits, names=names, supply=worker_supply())
+        return grade_notebooks(source, submission_nb(), limits=limits, names=names, supply=worker_supply(),
+                               student=student)
     except (RuntimeError, TimeoutError):  # the kernel failed to start: once more, with a new one
-        return grade_notebooks(source_nb(), submission_nb(), limits=limits, names=names, supply=worker_supply())
+        return grade_notebooks(source, submission_nb(), limits=limits, names=names, supply=worker_supply(),
+                               student=student)
 
 
 def grade_one(submission, source, root, out, limits, submission_bytes=None, source_bytes=None):
@@ -97,8 +106,7 @@ def grade_one(submission, source, root, out, limits, submission_bytes=None, sour
             saved = json.loads(report_path.read_text(encoding="utf-8"))
             if saved.get("key") == key:
                 return {**saved["row"], "cached": "yes"}
-        report, feedback_nb = _grade(lambda: parse_notebook(source_bytes, source),
-                                     lambda: parse_notebook(submission_bytes, submission), limits,
+        report, feedback_nb = _grade(source_bytes, lambda: parse_notebook(submission_bytes, submission), limits,
                                      (str(source), row["submission"]))
         row.update(score=f"{report.score:g}", max_score=f"{report.max_score:g}", status="graded",
                    tampered=" ".join(f"{t['grade_id']}:{t['problem']}" for t in report.tampered))
