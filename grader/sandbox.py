@@ -2,15 +2,16 @@
 
 As root ("full" mode) three processes stand between the grader and student code:
 
-* the launcher (root, the process jupyter_client manages): dies with the grader
+* the launcher (root, the process jupyter_client manages: a fresh ``python -m grader.sandbox``,
+  or a child of the grader's zygote, see ``grader.zygote``): dies with its parent
   (``PR_SET_PDEATHSIG``), forwards interrupts, and forks
 * the init (root, pid 1 of new pid, network, mount, IPC and UTS namespaces): dies with the
   launcher, builds a root folder that holds only what the kernel must read (the system,
   Python, the course's packages, all read-only) plus a private /tmp and the kernel's own
   folder, and forks
 * the kernel (an unprivileged uid of its own, its own session, a minimal environment,
-  chrooted there, under the memory limit). When the init dies, so does every process of
-  the namespace: nothing the kernel started can outlive it.
+  chrooted there, under the memory limit, no descriptor of its parents left open). When the
+  init dies, so does every process of the namespace: nothing the kernel started can outlive it.
 
 Not root ("basic" mode) the launcher becomes the kernel: its own session, a minimal
 environment, the memory limit and death with the grader; nothing else is isolated.
