@@ -307,6 +307,9 @@ class KernelSupply:
                 kernel = await spare
             except (RuntimeError, TimeoutError):  # the spare failed to start: a fresh one
                 kernel = None
+            if kernel is not None and not await kernel.km.is_alive():  # it died waiting (killed with its zygote)
+                await kernel.stop()
+                kernel = None
         kernel = kernel or await Kernel(self.memory_limit).start()
         if self.warm:
             self.spare = asyncio.ensure_future(Kernel(self.memory_limit).start())

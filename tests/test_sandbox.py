@@ -347,6 +347,15 @@ def test_a_killed_zygote_is_started_again(basic_sandbox):
     assert "died" in statuses and statuses[2] == "ok" and texts[2] == "next kernel\n"
 
 
+def test_a_killed_zygote_costs_no_other_submission(tmp_path, basic_sandbox):
+    subs = tmp_path / "subs"
+    hostile(subs, "a_killer", "import os, time\nos.kill(os.getppid(), 9)\ntime.sleep(1)")  # the zygote and the spare
+    for i in range(3):
+        hostile(subs, f"honest_{i}")
+    rows = batch(subs, SOURCE, tmp_path / "out", workers=1, limits=LIMITS, progress=False)
+    assert [(r["status"], r["score"]) for r in rows] == [("graded", "5")] * 4
+
+
 def test_kernel_gets_a_minimal_environment_without_root_too(monkeypatch, basic_sandbox):
     monkeypatch.setenv("SECRET_API_KEY", "x-secret-9b1c")
     statuses, texts = run("import os\nprint(sorted(os.environ), os.getsid(0) == os.getpid())")
