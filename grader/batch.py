@@ -11,7 +11,10 @@ import csv
 import hashlib
 import io
 import json
+import os
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from . import __version__
 from .api import grade_notebooks
@@ -20,7 +23,7 @@ from .generate import InvalidSource, student_version
 from .kernel import worker_supply
 from .notebooks import UnusableNotebook, parse_notebook, write_atomic
 from .pool import run_tasks
-from .report import feedback_html
+from .report import Report, feedback_html
 
 COLUMNS = ("submission", "source", "score", "max_score", "status", "error", "tampered", "cached")
 
@@ -55,7 +58,7 @@ def match_source(submission, source):
     raise UnusableNotebook(f"{submission.name}: no matching source notebook in {source}")
 
 
-def _key(submission, source, limits):
+def _key(submission: bytes, source: bytes, limits: Limits) -> str:
     digest = hashlib.sha256()
     for part in (submission, source, repr(limits).encode(), __version__.encode()):
         digest.update(hashlib.sha256(part).digest())
@@ -66,17 +69,18 @@ def _slug(submission, root):
     return "__".join(submission.relative_to(root).with_suffix("").parts)
 
 
-def _read(path):
+def _read(path: str | os.PathLike[str]) -> bytes:
     try:
         return Path(path).read_bytes()
     except OSError as error:
         raise UnusableNotebook(f"{path}: cannot read the file ({error.strerror})") from None
 
 
-_students = {}  # per worker process: source bytes -> (source, its student version), built once
+_students: dict[bytes, tuple[Any, Any]] = {}  # per worker: source bytes -> (source, student version), built once
 
 
-def _grade(source_bytes, submission_nb, limits, names):
+def _grade(source_bytes: bytes, submission_nb: Callable[[], Any], limits: Limits,
+           names: tuple[str, str]) -> tuple[Report, Any]:
     if source_bytes not in _students:
         source = parse_notebook(source_bytes, names[0])
         _students[source_bytes] = source, student_version(source, names[0])
@@ -89,14 +93,16 @@ def _grade(source_bytes, submission_nb, limits, names):
                                student=student)
 
 
-def grade_one(submission, source, root, out, limits, submission_bytes=None, source_bytes=None):
+def grade_one(submission: str | os.PathLike[str], source: str | os.PathLike[str], root: Path,
+              out: str | os.PathLike[str], limits: Limits, submission_bytes: bytes | None = None,
+              source_bytes: bytes | None = None) -> dict[str, str]:
     """Grade one submission and write its JSON report and HTML feedback; returns its CSV row.
 
     ``source`` is the matched source notebook; the bytes of both files, when given, were read earlier.
     """
     submission, source, out = Path(submission), Path(source), Path(out)
-    row = {"submission": str(submission.relative_to(root)), "source": str(source), "score": "", "max_score": "",
-           "status": "error", "error": "", "tampered": "", "cached": "no"}
+    row: dict[str, str] = {"submission": str(submission.relative_to(root)), "source": str(source), "score": "",
+                           "max_score": "", "status": "error", "error": "", "tampered": "", "cached": "no"}
     report_path = out / "reports" / f"{_slug(submission, root)}.json"
     try:
         submission_bytes = _read(submission) if submission_bytes is None else submission_bytes
@@ -115,7 +121,7 @@ def grade_one(submission, source, root, out, limits, submission_bytes=None, sour
                                              indent=2, ensure_ascii=False, sort_keys=True) + "\n")
     except (UnusableNotebook, InvalidSource, OSError) as error:
         row["error"] = " ".join(str(error).split())
-    except Exception as error:  # one submission never stops the batch
+    except Exception as error:  # noqa: BLE001 - one submission never stops the batch
         row["error"] = f"grader error: {type(error).__name__}: {error}"
     return row
 
@@ -129,13 +135,17 @@ def write_csv(rows, path):
     write_atomic(path, buffer.getvalue())
 
 
-def batch(directory, source, out, workers=None, limits=Limits(), progress=True):
+def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out: str | os.PathLike[str],
+          workers: int | None = None, limits: Limits = Limits(),  # noqa: B008 - Limits is frozen
+          progress: bool = True) -> list[dict[str, str]]:
     """Grade every notebook under ``directory``; writes OUT/grades.csv, reports/ and feedback/; returns the rows."""
     directory, out = Path(directory), Path(out)
     for path, what in ((directory, "submissions folder"), (Path(source), "source")):
         if not path.exists():
             raise FileNotFoundError(f"{what} {path} does not exist")
-    rows, tasks, sources = [], [], {}
+    rows: list[dict[str, str]] = []
+    tasks: list[tuple[Path, Path, Path, Path, Limits, bytes, bytes]] = []
+    sources: dict[Path, bytes] = {}
     for path in find_submissions(directory, out):  # every input in memory before any student code runs
         try:
             matched = match_source(path, source)
@@ -145,7 +155,7 @@ def batch(directory, source, out, workers=None, limits=Limits(), progress=True):
         except UnusableNotebook as error:
             rows.append({**dict.fromkeys(COLUMNS, ""), "submission": str(path.relative_to(directory)),
                          "status": "error", "error": " ".join(str(error).split()), "cached": "no"})
-    done = run_tasks(grade_one, tasks, workers, limits)
+    done: Iterable[tuple[int, dict[str, str] | BaseException]] = run_tasks(grade_one, tasks, workers, limits)
     if progress:
         from tqdm import tqdm
         done = tqdm(done, total=len(tasks), unit="nb", desc="grading", dynamic_ncols=True)

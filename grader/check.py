@@ -4,6 +4,8 @@ Problems are collected for the whole course and reported together at the end.
 """
 
 import copy
+import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from .api import grade_notebooks
@@ -126,10 +128,11 @@ def run_task(kind, args, limits=Limits()):
         return [str(error)]
 
 
-def check_course(root=".", workers=None, limits=Limits(), lessons=()):
+def check_course(root: str | os.PathLike[str] = ".", workers: int | None = None,
+                 limits: Limits = Limits(), lessons: Sequence[str] = ()) -> list[str]:  # noqa: B008 - frozen
     """Run every check (or those of the given lessons) in parallel and return all problems, sorted."""
     tasks = course_tasks(root, lessons)
-    problems = []
+    problems: list[str] = []
     for _, result in run_tasks(run_task, [(*task, limits) for task in tasks], workers, limits):
         if isinstance(result, BaseException):
             raise result

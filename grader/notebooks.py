@@ -27,7 +27,7 @@ def read_notebook(path):
     return parse_notebook(raw, path)
 
 
-def parse_notebook(raw, path):
+def parse_notebook(raw: bytes, path: str | os.PathLike[str]) -> nbformat.NotebookNode:
     """A notebook from the bytes of the file ``path`` (read earlier), as ``read_notebook`` gives it."""
     if not raw.strip():
         raise UnusableNotebook(f"{path}: the file is empty")
