@@ -39,11 +39,12 @@ __all__ = ["KERNEL_ENV", "Kernel", "KernelSupply", "sandbox_mode", "start_worker
 
 FIRST_UID = 1_900_000_000  # sandbox uids: FIRST_UID + slot, a range no account or container manager uses
 UID_SLOTS = 1000
-MAX_BOX_PATH = 100  # an IPC socket's path (box + "/k-1") must fit in 107 bytes
+MAX_SOCKETS_PATH = 100  # an IPC socket's path (sockets + "/k-1") must fit in 107 bytes
 T = TypeVar("T")
-ZYGOTE = "grader-zygote"
-KernelProvisionerFactory.provisioners[ZYGOTE] = EntryPoint(  # the provisioner hook, without an install step
-    name=ZYGOTE, value="grader.zygote:ZygoteProvisioner", group=KernelProvisionerFactory.GROUP_NAME)
+PROVISIONERS = {"grader-sandbox": "SandboxProvisioner", "grader-zygote": "ZygoteProvisioner"}
+for _name, _class in PROVISIONERS.items():  # jupyter_client's provisioner hook, without an install step
+    KernelProvisionerFactory.provisioners[_name] = EntryPoint(
+        name=_name, value=f"grader.provisioning:{_class}", group=KernelProvisionerFactory.GROUP_NAME)
 
 
 def _libc_can_isolate() -> bool:
@@ -177,20 +178,22 @@ class SandboxedKernelManager(AsyncKernelManager):
     uid = Int(0, help="The sandbox uid (full mode)")
     box = Unicode(help="The kernel's own folder: sockets, connection file, work folder")
     root = Unicode(help="An empty folder the launcher builds the kernel's root on (full mode)")
+    sockets = Unicode(help="The folder of the kernel's IPC sockets")
     forked = Bool(True, help="Fork the kernel from this process's zygote instead of starting a new Python")
 
     @property
     def kernel_spec(self) -> KernelSpec | None:
-        """The python3 kernel spec, naming the zygote provisioner when kernels are forked."""
+        """The python3 kernel spec, naming the grader's provisioner (grader.provisioning)."""
         spec = super().kernel_spec
-        if spec is not None and self.forked:
-            spec.metadata = {**spec.metadata, "kernel_provisioner": {"provisioner_name": ZYGOTE}}
+        if spec is not None:
+            name = "grader-zygote" if self.forked else "grader-sandbox"
+            spec.metadata = {**spec.metadata, "kernel_provisioner": {"provisioner_name": name}}
         return spec
 
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
         command = super().format_kernel_cmd(extra_arguments)
         return [sys.executable, "-m", "grader.sandbox", "--mode", self.mode, "--memory", str(self.memory_limit),
-                "--uid", str(self.uid), "--parent", str(os.getpid()), "--box", self.box,
+                "--uid", str(self.uid), "--parent", str(os.getpid()), "--box", self.box, "--sockets", self.sockets,
                 "--workdir", os.path.join(self.box, "work"), "--root", self.root, "--", *command]
 
 
@@ -200,46 +203,36 @@ class Kernel:
     def __init__(self, memory_limit: int) -> None:
         self.mode = sandbox_mode()
         self.folder = tempfile.mkdtemp(prefix="k", dir=run_folder())
-        box, root = os.path.join(self.folder, "b"), os.path.join(self.folder, "r")
-        if len(os.fsencode(box)) > MAX_BOX_PATH:
+        box, sockets, root = (os.path.join(self.folder, name) for name in ("b", "s", "r"))
+        if len(os.fsencode(sockets)) > MAX_SOCKETS_PATH:
             shutil.rmtree(self.folder, ignore_errors=True)
-            raise GraderError(f"{box}: too long for the kernel's IPC sockets; set GRADER_SANDBOX_DIR to a short path")
+            raise GraderError(f"{sockets}: too long for IPC sockets; set GRADER_SANDBOX_DIR to a short path")
         self.lease = UidLease() if self.mode == "full" else None
         self.workdir = os.path.join(box, "work")
-        for path in (box, self.workdir, root):
+        for path in (box, self.workdir, sockets, root):
             os.mkdir(path, 0o700)
         if self.lease is not None:
             for path in (box, self.workdir):
                 os.chown(path, self.lease.uid, self.lease.uid)
         self.km = SandboxedKernelManager(
-            kernel_name="python3", transport="ipc", ip=os.path.join(box, "k"), memory_limit=memory_limit,
+            kernel_name="python3", transport="ipc", ip=os.path.join(sockets, "k"), memory_limit=memory_limit,
             connection_file=os.path.join(self.folder, "kernel.json"), mode=self.mode,
-            uid=self.lease.uid if self.lease else 0, box=box, root=root, forked=zygote.enabled())
+            uid=self.lease.uid if self.lease else 0, box=box, sockets=sockets, root=root, forked=zygote.enabled())
         self.kc: AsyncKernelClient | None = None
 
     async def start(self, timeout: float = 60.0) -> "Kernel":
         """Start the kernel and connect a client (``self.kc``) that has seen it answer.
 
-        Waiting for the sockets first means the client connects at once; connecting here means
-        a spare kernel is ready to run cells when it is taken. If the kernel cannot start,
-        nothing of it is left (RuntimeError, TimeoutError).
+        The start returns once the kernel's sockets are bound (``grader.provisioning``), so the
+        client connects at once; connecting here means a spare kernel is ready to run cells when
+        it is taken. If the kernel cannot start, nothing of it is left (RuntimeError, TimeoutError).
         """
         try:
             await self.km.start_kernel(cwd=self.workdir, extra_arguments=["--HistoryManager.hist_file=:memory:"])
-            km = self.km
-            sockets = [f"{km.ip}-{port}" for port in (km.shell_port, km.iopub_port, km.stdin_port, km.hb_port,
-                                                       km.control_port)]
-            deadline = time.monotonic() + timeout
-            while not all(os.path.exists(path) for path in sockets):
-                if not await km.is_alive():
-                    raise RuntimeError("the kernel died while starting")
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"the kernel did not start within {timeout:g} s")
-                await asyncio.sleep(0.01)
-            self.kc = km.client()
+            self.kc = self.km.client()
             self.kc.allow_stdin = False  # input() fails at once instead of waiting for an answer
             self.kc.start_channels()
-            await self.kc.wait_for_ready(timeout=max(1.0, deadline - time.monotonic()))
+            await self.kc.wait_for_ready(timeout=timeout)
         except BaseException:
             await self.stop()
             raise

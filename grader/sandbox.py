@@ -106,7 +106,7 @@ def _bind(source: str, target: str, flags: int) -> None:
     mount(None, target, None, MS_BIND | MS_REMOUNT | MS_NOSUID | flags)
 
 
-def build_root(root: str, box: str) -> None:
+def build_root(root: str, box: str, sockets: str) -> None:
     """Mount, in this process's new mount namespace, the only world the kernel will see at ``root``."""
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=755,size=1m")
@@ -132,6 +132,7 @@ def build_root(root: str, box: str) -> None:
     os.makedirs(_inside(root, "/proc"))
     mount("proc", _inside(root, "/proc"), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     _bind(box, _inside(root, box), MS_NODEV)
+    _bind(sockets, _inside(root, sockets), MS_NODEV)
 
 
 def _forward(child: int) -> None:
@@ -209,7 +210,7 @@ def run_init(args: argparse.Namespace, launcher_alive: int) -> None:
     with open(args.command[args.command.index("-f") + 1], "rb") as handle:  # root's, out of the kernel's reach
         connection = handle.read()
     unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
-    build_root(args.root, args.box)
+    build_root(args.root, args.box, args.sockets)
     os.chroot(args.root)
     os.chdir("/")
     kernel = os.fork()
@@ -229,6 +230,7 @@ def launch(args: argparse.Namespace) -> None:
         os._exit(1)
     if args.mode == "basic":
         become_kernel(args, None)
+    os.chown(args.sockets, args.uid, args.uid)  # the kernel binds its sockets; the grader then takes the folder back
     unshare(CLONE_NEWPID)
     alive_r, alive_w = os.pipe()
     init = os.fork()
@@ -252,6 +254,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--parent", type=int, required=True, help="the grader's pid")
     p.add_argument("--box", required=True, help="the kernel's own folder (sockets, connection file)")
     p.add_argument("--workdir", required=True, help="the kernel's working folder, inside --box")
+    p.add_argument("--sockets", required=True, help="the folder of the kernel's IPC sockets")
     p.add_argument("--root", default="", help="an empty folder to build the kernel's root on (full mode)")
     return p
 

@@ -3,7 +3,7 @@
 Starting a kernel is mostly starting Python and importing; the zygote does that once and
 then forks one kernel per submission. Each child goes through the same sandbox as an exec'd
 launcher (``grader.sandbox.launch``), then becomes an ipykernel in place instead of exec'ing
-one. jupyter_client drives it through ``ZygoteProvisioner``, its kernel-provisioner hook.
+one. jupyter_client drives it through ``grader.provisioning.ZygoteProvisioner``.
 
 The zygote never runs student code: it runs as the grader, imports, forks and reaps. It dies
 with the grader process that started it, and a child it forked dies with it.
@@ -14,16 +14,11 @@ import importlib
 import json
 import os
 import random
-import select
 import signal
 import socket
 import subprocess
 import sys
 from types import FrameType
-from typing import Any
-
-from jupyter_client.connect import KernelConnectionInfo
-from jupyter_client.provisioning import LocalProvisioner
 
 from . import sandbox
 
@@ -137,57 +132,6 @@ def zygote() -> Zygote:
         _zygotes[pid] = Zygote(str(run_folder()))
         multiprocessing.util.Finalize(None, _zygotes[pid].close, exitpriority=5)
     return _zygotes[pid]
-
-
-class ForkedProcess:
-    """The ``subprocess.Popen`` surface jupyter_client uses, for a process that is not our child (a pidfd)."""
-
-    stdin = stdout = stderr = None
-
-    def __init__(self, pid: int) -> None:
-        self.pid, self.returncode = pid, None
-        try:
-            self.pidfd: int | None = os.pidfd_open(pid)
-        except ProcessLookupError:
-            self.pidfd, self.returncode = None, 1
-
-    def poll(self) -> int | None:
-        """None while it runs; then its exit code (1: the zygote reaped it, the code is not known here)."""
-        if self.pidfd is not None and select.select([self.pidfd], [], [], 0)[0]:
-            os.close(self.pidfd)
-            self.pidfd, self.returncode = None, 1
-        return self.returncode
-
-    def wait(self, timeout: float | None = None) -> int | None:
-        """Wait until it exits."""
-        if self.pidfd is not None:
-            select.select([self.pidfd], [], [], timeout)
-        return self.poll()
-
-    def send_signal(self, signum: int) -> None:
-        """Signal it, unless it is gone."""
-        if self.poll() is None and self.pidfd is not None:
-            signal.pidfd_send_signal(self.pidfd, signum)
-
-    def kill(self) -> None:
-        self.send_signal(signal.SIGKILL)
-
-    def terminate(self) -> None:
-        self.send_signal(signal.SIGTERM)
-
-
-class ZygoteProvisioner(LocalProvisioner):
-    """A LocalProvisioner whose kernels are forked by this process's zygote instead of exec'd."""
-
-    async def launch_kernel(self, cmd: list[str], **kwargs: Any) -> KernelConnectionInfo:
-        argv = cmd[cmd.index("grader.sandbox") + 1:]
-        try:
-            pid = zygote().fork(argv)
-        except (OSError, RuntimeError, ValueError):  # a zygote killed between two kernels: once more
-            pid = zygote().fork(argv)
-        self.process = ForkedProcess(pid)  # type: ignore[assignment]  # the Popen surface LocalProvisioner uses
-        self.pid, self.pgid, self.cwd = pid, None, kwargs.get("cwd")
-        return self.connection_info
 
 
 if __name__ == "__main__":

@@ -173,6 +173,20 @@ def test_kernel_holds_no_descriptor_of_the_grader_or_the_zygote():
 
 
 @full
+def test_kernel_cannot_swap_its_sockets_for_another_one():
+    swap = ("import json, os\ninfo = json.load(open('../kernel.json'))\n"
+            "os.unlink(f\"{info['ip']}-{info['shell_port']}\")")
+    statuses, texts = run(
+        swap,                                                      # to make the grader, root, connect elsewhere
+        "os.symlink('/run/some.sock', os.path.dirname(info['ip']) + '/k-99')",
+        "os._exit(1)",                                             # after a restart, the same
+        swap,
+        "print('still talking')")
+    assert statuses == ["error", "error", "died", "error", "ok"], texts
+    assert all("Permission denied" in text for text in texts[:2] + texts[3:4])
+
+
+@full
 def test_kernel_folders_belong_to_the_grader_except_its_own_box():
     kernel = Kernel(LIMITS.memory_bytes)
     try:
