@@ -39,6 +39,7 @@ __all__ = ["KERNEL_ENV", "Kernel", "KernelSupply", "sandbox_mode", "start_worker
 
 FIRST_UID = 1_900_000_000  # sandbox uids: FIRST_UID + slot, a range no account or container manager uses
 UID_SLOTS = 1000
+UID_LOCKS = Path("/run/grader-uids")  # one place for every grader on the machine, whatever its TMPDIR
 MAX_SOCKETS_PATH = 100  # an IPC socket's path (sockets + "/k-1") must fit in 107 bytes
 T = TypeVar("T")
 PROVISIONERS = {"grader-sandbox": "SandboxProvisioner", "grader-zygote": "ZygoteProvisioner"}
@@ -119,7 +120,7 @@ class UidLease:
 
     def __init__(self) -> None:
         first = int(os.environ.get("GRADER_SANDBOX_UID", FIRST_UID))
-        locks = Path(tempfile.gettempdir()) / "grader-uids"
+        locks = UID_LOCKS if UID_LOCKS.parent.is_dir() else Path(tempfile.gettempdir()) / "grader-uids"
         locks.mkdir(mode=0o700, exist_ok=True)
         info = locks.lstat()
         if info.st_uid != 0 or not locks.is_dir() or locks.is_symlink() or info.st_mode & 0o077:
