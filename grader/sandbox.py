@@ -110,6 +110,9 @@ def build_root(root: str, box: str, sockets: str) -> None:
     """Mount, in this process's new mount namespace, the only world the kernel will see at ``root``."""
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=755,size=1m")
+    for tmp in ("/tmp", "/dev/shm"):  # first: what is bound below may live under /tmp (a checkout, a venv)
+        os.makedirs(_inside(root, tmp))
+        mount("tmpfs", _inside(root, tmp), "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,{TMP_SIZE}")
     bound: list[str] = []
     for path in sorted(readable_paths()):
         if any(path == b or path.startswith(b + "/") for b in bound):
@@ -124,9 +127,6 @@ def build_root(root: str, box: str, sockets: str) -> None:
     for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
                          ("stderr", "/proc/self/fd/2")):
         os.symlink(target, _inside(root, f"/dev/{name}"))
-    for tmp in ("/tmp", "/dev/shm"):
-        os.makedirs(_inside(root, tmp))
-        mount("tmpfs", _inside(root, tmp), "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,{TMP_SIZE}")
     os.makedirs(_inside(root, "/var"))
     os.symlink("/tmp", _inside(root, "/var/tmp"))
     os.makedirs(_inside(root, "/proc"))
