@@ -2,7 +2,9 @@
 
     python benchmarks/grading.py [N] [--workers W] [--lesson 03_handoff_pseudo_tool]
 
-1. the course grader's batch (parallel workers, fresh sandboxed kernel per submission);
+1. the course grader's batch (parallel workers, fresh sandboxed kernel per submission), with
+   the full sandbox (as root: own uid and namespaces) and with the basic one (limits only),
+   side by side: the difference is the sandbox's cost per submission;
 2. sequential nbclient: each submission assembled the same way, then run with plain
    ``NotebookClient.execute()`` one after another;
 3. real ``nbgrader generate_assignment`` + ``nbgrader autograde`` in a temporary course folder.
@@ -16,7 +18,9 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 from nbclient import NotebookClient
 
@@ -24,16 +28,18 @@ from grader.assemble import assemble
 from grader.batch import batch
 from grader.execute import Limits
 from grader.generate import student_version
+from grader.kernel import sandbox_mode
 from grader.metadata import grade_id, is_test, points
 from grader.nbgrader_course import nbgrader_scores
 from grader.notebooks import dumps, read_notebook
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "grader"
+T = TypeVar("T")
 KINDS = ("correct", "partial", "blank", "always_equal", "edited_tests")
 
 
-def answered(lesson, folder):
+def answered(lesson: str, folder: Path) -> Path:
     """The lesson's student notebook with every exercise answered as the solution does: a full-marks submission."""
     source = read_notebook(ROOT / "solutions" / f"{lesson}.ipynb")
     answers = {grade_id(c): c.source for c in source.cells if c.metadata.get("nbgrader", {}).get("solution")}
@@ -45,7 +51,7 @@ def answered(lesson, folder):
     return path
 
 
-def make_submissions(folder, n, lesson=None):
+def make_submissions(folder: Path, n: int, lesson: str | None = None) -> None:
     """N submissions named student_NNN: the fixtures' honest and hostile kinds, or a lesson answered and blank."""
     folder.mkdir(parents=True)
     kinds = ([answered(lesson, folder.parent), ROOT / "student" / f"{lesson}.ipynb"] if lesson
@@ -54,16 +60,23 @@ def make_submissions(folder, n, lesson=None):
         shutil.copy(kinds[i % len(kinds)], folder / f"student_{i:03d}.ipynb")
 
 
-def run_batch(subs, source, out, workers):
-    rows = batch(subs, source, out, workers=workers, limits=Limits(), progress=False)
+def run_batch(subs: Path, source: Path, out: Path, workers: int, mode: str = "auto") -> dict[str, float]:
+    """The batch grader with the sandbox in ``mode`` (auto: full as root, basic: limits only)."""
+    os.environ["GRADER_SANDBOX"] = mode
+    sandbox_mode.cache_clear()
+    try:
+        rows = batch(subs, source, out, workers=workers, limits=Limits(), progress=False)
+    finally:
+        del os.environ["GRADER_SANDBOX"]
+        sandbox_mode.cache_clear()
     return {Path(r["submission"]).stem: float(r["score"]) for r in rows}
 
 
-def run_sequential_nbclient(subs, source_path):
+def run_sequential_nbclient(subs: Path, source_path: Path) -> dict[str, float]:
     source = read_notebook(source_path)
     student = student_version(source)
     tests = {grade_id(c): points(c) for c in source.cells if is_test(c)}
-    scores = {}
+    scores: dict[str, float] = {}
     for path in sorted(subs.glob("*.ipynb")):
         assembly = assemble(source, read_notebook(path), student)
         nb = assembly.notebook
@@ -76,18 +89,18 @@ def run_sequential_nbclient(subs, source_path):
     return scores
 
 
-def run_nbgrader(subs, source_path, course):
+def run_nbgrader(subs: Path, source_path: Path, course: Path) -> dict[str, float]:
     """A real nbgrader course: generate_assignment, then autograde every submission."""
     return nbgrader_scores(source_path, {p.stem: p for p in sorted(subs.glob("*.ipynb"))}, course)
 
 
-def timed(function, *args):
+def timed(function: Callable[..., T], *args: Any) -> tuple[float, T]:
     start = time.perf_counter()
     result = function(*args)
     return time.perf_counter() - start, result
 
 
-def main():
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("n", type=int, nargs="?", default=20)
     parser.add_argument("--workers", type=int, default=os.cpu_count())
@@ -95,25 +108,29 @@ def main():
                                          "instead of the grader fixtures")
     args = parser.parse_args()
     source = ROOT / "solutions" / f"{args.lesson}.ipynb" if args.lesson else FIXTURES / "source.ipynb"
-    with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
-        tmp = Path(tmp)
+    with tempfile.TemporaryDirectory(prefix="bench-") as folder:
+        tmp = Path(folder)
         subs = tmp / "submissions"
         make_submissions(subs, args.n, args.lesson)
         results = {
             "course grader (batch)": timed(run_batch, subs, source, tmp / "out", args.workers),
+            "grader, basic sandbox": timed(run_batch, subs, source, tmp / "out-basic", args.workers, "basic"),
             "sequential nbclient": timed(run_sequential_nbclient, subs, source),
             "nbgrader autograde": timed(run_nbgrader, subs, source, tmp / "course"),
         }
     base = results["course grader (batch)"]
-    print(f"{args.n} submissions of {source.name}, {args.workers} worker(s), {os.cpu_count()} core(s)")
+    print(f"{args.n} submissions of {source.name}, {args.workers} worker(s), {os.cpu_count()} core(s), "
+          f"sandbox: {sandbox_mode()}")
     print(f"{'way':24} {'wall s':>8} {'subs/min':>9} {'grader speed-up':>16} {'scores agree':>13}")
     for way, (seconds, scores) in results.items():
         agree = "yes" if scores == base[1] else "NO"
         print(f"{way:24} {seconds:8.1f} {60 * args.n / seconds:9.1f} {seconds / base[0]:15.1f}x {agree:>13}")
     disagreements = {name: {way: r[1].get(name) for way, r in results.items()}
                      for name in base[1] if len({r[1].get(name) for r in results.values()}) > 1}
-    for name, scores in sorted(disagreements.items()):
-        print(f"  differs: {name}: {scores}")
+    for name, differing in sorted(disagreements.items()):
+        print(f"  differs: {name}: {differing}")
+    cost = (base[0] - results["grader, basic sandbox"][0]) * args.workers / args.n
+    print(f"sandbox cost: {1000 * cost:+.0f} ms of worker time per submission (full vs basic, same run)")
 
 
 if __name__ == "__main__":

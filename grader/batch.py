@@ -2,21 +2,20 @@
 
 A bad submission becomes a row with status "error" and the batch goes on. Re-running
 skips submissions whose report is already there for the same submission, source and
-limits (a content hash), so an interrupted batch resumes where it stopped.
+limits (a content hash), so an interrupted batch resumes where it stopped. Every
+submission and source is read into memory before any student code runs; the output
+folder, where the cache lives, is out of the kernels' reach (see grader.sandbox).
 """
 
 import csv
-import functools
 import hashlib
 import io
 import json
 import logging
 import os
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
-
-from nbformat import NotebookNode
 
 from . import __version__
 from .api import WrongLesson, grade_notebooks
@@ -24,9 +23,10 @@ from .course import match_source
 from .errors import GraderError, MissingPath
 from .execute import Limits
 from .generate import student_version
-from .kernel import start_worker_supply, worker_supply
-from .notebooks import read_notebook, write_atomic
-from .report import feedback_html
+from .kernel import worker_supply
+from .notebooks import UnusableNotebook, parse_notebook, write_atomic
+from .pool import run_tasks
+from .report import Report, feedback_html
 
 logger = logging.getLogger(__name__)
 
@@ -45,9 +45,9 @@ def find_submissions(directory: str | Path, out: str | Path | None = None) -> li
     return found
 
 
-def _key(submission: Path, source: Path, limits: Limits) -> str:
+def _key(submission: bytes, source: bytes, limits: Limits) -> str:
     digest = hashlib.sha256()
-    for part in (submission.read_bytes(), source.read_bytes(), repr(limits).encode(), __version__.encode()):
+    for part in (submission, source, repr(limits).encode(), __version__.encode()):
         digest.update(hashlib.sha256(part).digest())
     return digest.hexdigest()
 
@@ -56,30 +56,51 @@ def _slug(submission: Path, root: Path) -> str:
     return "__".join(submission.relative_to(root).with_suffix("").parts)
 
 
-@functools.lru_cache(maxsize=16)
-def _source_notebooks(path: Path, mtime_ns: int) -> tuple[NotebookNode, NotebookNode]:
-    """A source notebook and its student version, read and generated once per worker (grading only reads them)."""
-    source = read_notebook(path)
-    return source, student_version(source, str(path))
+def _read(path: str | os.PathLike[str]) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as error:
+        raise UnusableNotebook(f"{path}: cannot read the file ({error.strerror})") from None
 
 
-def grade_one(submission: Path, source_arg: Path, root: Path, out: Path, limits: Limits) -> dict[str, str]:
-    """Grade one submission and write its JSON report and HTML feedback; returns its CSV row."""
-    submission, out = Path(submission), Path(out)
-    row = {**dict.fromkeys(COLUMNS, ""), "submission": str(submission.relative_to(root)), "status": "error",
-           "cached": "no"}
+_students: dict[bytes, tuple[Any, Any]] = {}  # per worker: source bytes -> (source, student version), built once
+
+
+def _grade(source_bytes: bytes, submission_nb: Callable[[], Any], limits: Limits,
+           names: tuple[str, str]) -> tuple[Report, Any]:
+    if source_bytes not in _students:
+        source = parse_notebook(source_bytes, names[0])
+        _students[source_bytes] = source, student_version(source, names[0])
+    source, student = _students[source_bytes]
+    try:
+        return grade_notebooks(source, submission_nb(), limits=limits, names=names, supply=worker_supply(),
+                               student=student)
+    except (RuntimeError, TimeoutError):  # the kernel failed to start: once more, with a new one
+        return grade_notebooks(source, submission_nb(), limits=limits, names=names, supply=worker_supply(),
+                               student=student)
+
+
+def grade_one(submission: str | os.PathLike[str], source: str | os.PathLike[str], root: Path,
+              out: str | os.PathLike[str], limits: Limits, submission_bytes: bytes | None = None,
+              source_bytes: bytes | None = None) -> dict[str, str]:
+    """Grade one submission and write its JSON report and HTML feedback; returns its CSV row.
+
+    ``source`` is the matched source notebook; the bytes of both files, when given, were read earlier.
+    """
+    submission, source, out = Path(submission), Path(source), Path(out)
+    row = {**dict.fromkeys(COLUMNS, ""), "submission": str(submission.relative_to(root)), "source": str(source),
+           "status": "error", "cached": "no"}
     report_path = out / "reports" / f"{_slug(submission, root)}.json"
     try:
-        source = match_source(submission, source_arg)
-        row["source"] = str(source)
-        key = _key(submission, source, limits)
+        submission_bytes = _read(submission) if submission_bytes is None else submission_bytes
+        source_bytes = _read(source) if source_bytes is None else source_bytes
+        key = _key(submission_bytes, source_bytes, limits)
         if report_path.exists():
             saved = json.loads(report_path.read_text(encoding="utf-8"))
             if saved.get("key") == key:
                 return {**row, **saved["row"], "cached": "yes"}
-        source_nb, student = _source_notebooks(source, source.stat().st_mtime_ns)
-        report, feedback_nb = grade_notebooks(source_nb, read_notebook(submission), limits=limits, student=student,
-                                              names=(str(source), row["submission"]), supply=worker_supply())
+        report, feedback_nb = _grade(source_bytes, lambda: parse_notebook(submission_bytes, submission), limits,
+                                     (str(source), row["submission"]))
         row.update(score=f"{report.score:g}", max_score=f"{report.max_score:g}", status="graded",
                    tampered=" ".join(f"{t['grade_id']}:{t['problem']}" for t in report.tampered),
                    suspicious=" ".join(report.suspicious))
@@ -112,29 +133,38 @@ def write_csv(rows: list[dict[str, str]], path: Path) -> None:
     write_atomic(path, buffer.getvalue())
 
 
-def batch(directory, source, out, workers=None, limits=Limits(), progress=True):
+def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out: str | os.PathLike[str],
+          workers: int | None = None, limits: Limits = Limits(),  # noqa: B008 - Limits is frozen
+          progress: bool = True) -> list[dict[str, str]]:
     """Grade every notebook under ``directory``; writes OUT/grades.csv, reports/ and feedback/; returns the rows."""
     directory, out = Path(directory), Path(out)
     for path, what in ((directory, "submissions folder"), (Path(source), "source")):
         if not path.exists():
             raise MissingPath(f"{what} {path} does not exist")
-    submissions = find_submissions(directory, out)
-    workers = max(1, workers or os.cpu_count() or 1)
-    rows = []
-    with ProcessPoolExecutor(workers, initializer=start_worker_supply, initargs=(limits.memory_bytes,)) as pool:
-        futures = {pool.submit(grade_one, path, source, directory, out, limits): path for path in submissions}
-        done = as_completed(futures)
-        if progress:
-            from tqdm import tqdm
-            done = tqdm(done, total=len(futures), unit="nb", desc="grading", dynamic_ncols=True)
-        for future in done:
-            try:
-                rows.append(future.result())
-            except Exception as error:  # the worker process itself failed
-                path = futures[future]
-                rows.append({**dict.fromkeys(COLUMNS, ""), "submission": str(path.relative_to(directory)),
-                             "status": "error", "error": f"worker failed: {type(error).__name__}: {error}",
-                             "cached": "no"})
+    rows: list[dict[str, str]] = []
+    tasks: list[tuple[Path, Path, Path, Path, Limits, bytes, bytes]] = []
+    sources: dict[Path, bytes] = {}
+    for path in find_submissions(directory, out):  # every input in memory before any student code runs
+        try:
+            matched = match_source(path, source)
+            if matched not in sources:
+                sources[matched] = _read(matched)
+            tasks.append((path, matched, directory, out, limits, _read(path), sources[matched]))
+        except GraderError as error:
+            rows.append({**dict.fromkeys(COLUMNS, ""), "submission": str(path.relative_to(directory)),
+                         "status": "error", "error": " ".join(str(error).split()), "cached": "no"})
+    done: Iterable[tuple[int, dict[str, str] | BaseException]] = run_tasks(grade_one, tasks, workers, limits)
+    if progress:
+        from tqdm import tqdm
+        done = tqdm(done, total=len(tasks), unit="nb", desc="grading", dynamic_ncols=True)
+    for index, result in done:
+        if isinstance(result, BaseException):  # the worker process itself failed
+            path = tasks[index][0]
+            rows.append({**dict.fromkeys(COLUMNS, ""), "submission": str(path.relative_to(directory)),
+                         "status": "error", "error": f"worker failed: {type(result).__name__}: {result}",
+                         "cached": "no"})
+        else:
+            rows.append(result)
     write_csv(rows, out / "grades.csv")
     return sorted(rows, key=lambda row: row["submission"])
 

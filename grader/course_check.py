@@ -5,7 +5,7 @@ Problems are collected for the whole course and reported together at the end.
 
 import copy
 import os
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +14,10 @@ from .course import chosen, guided_notebooks, solution_notebooks, student_notebo
 from .errors import GraderError
 from .execute import DEFAULT_LIMITS, Limits, execute
 from .generate import student_version
-from .kernel import start_worker_supply, worker_supply
+from .kernel import worker_supply
 from .metadata import metadata_problems, tags
 from .notebooks import dumps, read_notebook, tidy, write_atomic
+from .pool import run_tasks
 
 RAISES_TAG = "raises-exception"
 
@@ -131,11 +132,13 @@ def run_task(kind: str, args: tuple[Path, ...], limits: Limits = DEFAULT_LIMITS)
         return [str(error)]
 
 
-def check_course(root: str | Path = ".", workers: int | None = None, limits: Limits = DEFAULT_LIMITS,
-                 lessons: tuple[str, ...] | list[str] = ()) -> list[str]:
+def check_course(root: str | os.PathLike[str] = ".", workers: int | None = None, limits: Limits = DEFAULT_LIMITS,
+                 lessons: Sequence[str] = ()) -> list[str]:
     """Run every check (or those of the given lessons) in parallel and return all problems, sorted."""
     tasks = course_tasks(root, lessons)
-    workers = max(1, workers or os.cpu_count() or 1)
-    with ProcessPoolExecutor(workers, initializer=start_worker_supply, initargs=(limits.memory_bytes,)) as pool:
-        results = pool.map(run_task, *zip(*tasks, strict=True), [limits] * len(tasks)) if tasks else []
-        return sorted(problem for problems in results for problem in problems)
+    problems: list[str] = []
+    for _, result in run_tasks(run_task, [(*task, limits) for task in tasks], workers, limits):
+        if isinstance(result, BaseException):
+            raise result
+        problems += result
+    return sorted(problems)

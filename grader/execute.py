@@ -246,6 +246,7 @@ async def run_notebook(nb: NotebookNode, limits: Limits = DEFAULT_LIMITS,
         interrupt_on_timeout=True, error_on_timeout={"ename": TIMEOUT_ENAME, "evalue": "timeout"},
         iopub_timeout=5, shutdown_kernel="immediate", record_timing=False, coalesce_streams=True,
         on_cell_executed=lambda cell, cell_index, execute_reply: replies.__setitem__(cell_index, execute_reply))
+    client.kc = kernel.kc  # already connected and answering: nbclient skips its own wait for the kernel
     tests = {index for index, cell in enumerate(nb.cells) if is_test(cell)}
     secret = secrets.token_hex(16) if tests else None
     runs: list[CellRun] = []

@@ -1,105 +1,324 @@
-"""The grading kernel: a fresh IPython kernel over IPC sockets, under a memory limit, in its own folder.
+"""The grading kernel: a fresh IPython kernel in a sandbox (``grader.sandbox``), over IPC sockets.
 
 ``KernelSupply`` keeps one event loop for a whole batch worker and boots the next kernel
 while the current one works, so a submission rarely waits for a kernel to start.
+
+Every grader process keeps its kernels' folders in one run folder,
+``$GRADER_SANDBOX_DIR`` (default: the system's temporary folder) ``/grader-PID-START-*``,
+removed when the process exits and, if it was killed, by the next grader to start.
 """
 
 import asyncio
 import atexit
+import fcntl
+import functools
 import multiprocessing.util
 import os
+import re
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
+import time
+from collections.abc import Coroutine
+from importlib.metadata import EntryPoint
+from pathlib import Path
+from typing import Any, TypeVar
 
+from jupyter_client.asynchronous.client import AsyncKernelClient
+from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import AsyncKernelManager
-from traitlets import Int
+from jupyter_client.provisioning import KernelProvisionerFactory
+from traitlets import Bool, Int, Unicode
 
-KERNEL_ENV = {
-    "MPLBACKEND": "Agg",           # plots render without a screen
-    "PYTHONHASHSEED": "0",         # set iteration order is the same on every run
-    "OPENBLAS_NUM_THREADS": "1",   # numeric libraries stay inside the memory limit
-    "OMP_NUM_THREADS": "1",
-}
+from . import sandbox, zygote
+from .errors import GraderError
+from .sandbox import KERNEL_ENV
+
+__all__ = ["KERNEL_ENV", "Kernel", "KernelSupply", "sandbox_mode", "start_worker_supply", "worker_supply"]
+
+FIRST_UID = 1_900_000_000  # sandbox uids: FIRST_UID + slot, a range no account or container manager uses
+UID_SLOTS = 1000
+UID_LOCKS = Path("/run/grader-uids")  # one place for every grader on the machine, whatever its TMPDIR
+MAX_SOCKETS_PATH = 100  # an IPC socket's path (sockets + "/k-1") must fit in 107 bytes
+T = TypeVar("T")
+PROVISIONERS = {"grader-sandbox": "SandboxProvisioner", "grader-zygote": "ZygoteProvisioner"}
+for _name, _class in PROVISIONERS.items():  # jupyter_client's provisioner hook, without an install step
+    KernelProvisionerFactory.provisioners[_name] = EntryPoint(
+        name=_name, value=f"grader.provisioning:{_class}", group=KernelProvisionerFactory.GROUP_NAME)
+
+
+def _libc_can_isolate() -> bool:
+    """Whether this process may create pid, mount and network namespaces (tried in a throwaway child)."""
+    child = os.fork()
+    if child == 0:
+        try:
+            sandbox.unshare(sandbox.CLONE_NEWPID | sandbox.CLONE_NEWNS | sandbox.CLONE_NEWNET)
+            os._exit(0)
+        except BaseException:  # noqa: BLE001 - the child must never return into the grader
+            os._exit(1)
+    return os.waitpid(child, 0)[1] == 0
+
+
+@functools.cache
+def sandbox_mode() -> str:
+    """``full`` (root with namespaces) or ``basic``; ``GRADER_SANDBOX=basic`` forces basic."""
+    wanted = os.environ.get("GRADER_SANDBOX", "auto")
+    if wanted not in ("auto", "full", "basic"):
+        raise ValueError(f"GRADER_SANDBOX must be auto, full or basic, not {wanted!r}")
+    possible = os.geteuid() == 0 and _libc_can_isolate()
+    if wanted == "full" and not possible:
+        raise RuntimeError("GRADER_SANDBOX=full needs root and pid, mount and network namespaces")
+    return "basic" if wanted == "basic" or not possible else "full"
+
+
+def _base() -> Path:
+    return Path(os.environ.get("GRADER_SANDBOX_DIR") or tempfile.gettempdir())
+
+
+def _start_time(pid: int) -> str | None:
+    """A process's start time in clock ticks since boot (with its pid, it names one process), or None."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def sweep_stale(base: Path) -> list[Path]:
+    """Remove the run folders of grader processes that are gone (killed before they could clean up)."""
+    removed = []
+    for folder in base.glob("grader-*-*-*"):
+        match = re.fullmatch(r"grader-(\d+)-(\d+)-\w+", folder.name)
+        try:
+            mine = folder.lstat().st_uid == os.geteuid() and folder.is_dir() and not folder.is_symlink()
+        except OSError:
+            continue
+        if match and mine and _start_time(int(match[1])) != match[2]:
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
+
+
+_run_folders: dict[int, Path] = {}
+
+
+def run_folder() -> Path:
+    """This process's run folder (mode 0700), created on first use after sweeping stale ones."""
+    pid = os.getpid()
+    if pid not in _run_folders:
+        base = _base()
+        base.mkdir(parents=True, exist_ok=True)
+        sweep_stale(base)
+        folder = Path(tempfile.mkdtemp(prefix=f"grader-{pid}-{_start_time(pid)}-", dir=base))
+        _run_folders[pid] = folder
+        multiprocessing.util.Finalize(None, shutil.rmtree, args=(folder, True), exitpriority=0)
+    return _run_folders[pid]
+
+
+class UidLease:
+    """One sandbox uid, held by this process (an flock on its slot file) until ``release``."""
+
+    def __init__(self) -> None:
+        first = int(os.environ.get("GRADER_SANDBOX_UID", FIRST_UID))
+        locks = UID_LOCKS if UID_LOCKS.parent.is_dir() else Path(tempfile.gettempdir()) / "grader-uids"
+        locks.mkdir(mode=0o700, exist_ok=True)
+        info = locks.lstat()
+        if info.st_uid != 0 or not locks.is_dir() or locks.is_symlink() or info.st_mode & 0o077:
+            raise RuntimeError(f"{locks} must be a folder of root's, mode 0700")
+        for slot in range(UID_SLOTS):
+            fd = os.open(locks / f"{slot}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                continue
+            self.fd, self.uid = fd, first + slot
+            kill_processes_of(self.uid)  # left behind by a grader that was killed
+            return
+        raise RuntimeError(f"all {UID_SLOTS} sandbox uids are in use")
+
+    def release(self) -> None:
+        """Kill whatever still runs as this uid, then free it for the next kernel."""
+        kill_processes_of(self.uid)
+        os.close(self.fd)
+
+    def __repr__(self) -> str:
+        return f"UidLease({self.uid})"
+
+
+def _uid_of(pid: str) -> int | None:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    if "\nState:\tZ" in status:
+        return None  # a zombie runs nothing; its parent reaps it
+    return int(status.split("\nUid:\t", 1)[1].split()[0])
+
+
+def kill_processes_of(uid: int, patience: float = 3.0) -> None:
+    """SIGKILL every process running as ``uid`` until none is left (or ``patience`` seconds pass)."""
+    deadline = time.monotonic() + patience
+    while time.monotonic() < deadline:
+        found = [int(pid) for pid in os.listdir("/proc") if pid.isdigit() and _uid_of(pid) == uid]
+        if not found:
+            return
+        for pid in found:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.02)
 
 
 class SandboxedKernelManager(AsyncKernelManager):
-    """A kernel manager that starts the kernel through ``grader.sandbox`` with a memory limit."""
+    """A kernel manager that starts the kernel through ``python -m grader.sandbox``."""
 
     memory_limit = Int(2 * 1024 ** 3, help="Address-space limit of the kernel, in bytes (0: none)")
+    mode = Unicode("basic", help="full: own uid and namespaces (root); basic: limits only")
+    uid = Int(0, help="The sandbox uid (full mode)")
+    box = Unicode(help="The kernel's own folder: sockets, connection file, work folder")
+    root = Unicode(help="An empty folder the launcher builds the kernel's root on (full mode)")
+    sockets = Unicode(help="The folder of the kernel's IPC sockets")
+    forked = Bool(True, help="Fork the kernel from this process's zygote instead of starting a new Python")
 
-    def format_kernel_cmd(self, extra_arguments=None):
+    @property
+    def kernel_spec(self) -> KernelSpec | None:
+        """The python3 kernel spec, naming the grader's provisioner (grader.provisioning)."""
+        spec = super().kernel_spec
+        if spec is not None:
+            name = "grader-zygote" if self.forked else "grader-sandbox"
+            spec.metadata = {**spec.metadata, "kernel_provisioner": {"provisioner_name": name}}
+        return spec
+
+    def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
         command = super().format_kernel_cmd(extra_arguments)
-        return [sys.executable, "-m", "grader.sandbox", str(self.memory_limit), "--", *command]
+        return [sys.executable, "-m", "grader.sandbox", "--mode", self.mode, "--memory", str(self.memory_limit),
+                "--uid", str(self.uid), "--parent", str(os.getpid()), "--box", self.box, "--sockets", self.sockets,
+                "--workdir", os.path.join(self.box, "work"), "--root", self.root, "--", *command]
 
 
 class Kernel:
-    """One kernel process: its manager, its IPC socket folder and the folder it works in."""
+    """One kernel process: its manager, its sandbox uid and the folders it owns."""
 
-    def __init__(self, memory_limit):
-        self.folder = tempfile.mkdtemp(prefix="gk-")
-        self.workdir = os.path.join(self.folder, "work")
-        os.mkdir(self.workdir)
-        self.km = SandboxedKernelManager(kernel_name="python3", transport="ipc",
-                                         ip=os.path.join(self.folder, "k"), memory_limit=memory_limit)
+    def __init__(self, memory_limit: int) -> None:
+        self.mode = sandbox_mode()
+        self.folder = tempfile.mkdtemp(prefix="k", dir=run_folder())
+        box, sockets, root = (os.path.join(self.folder, name) for name in ("b", "s", "r"))
+        if len(os.fsencode(sockets)) > MAX_SOCKETS_PATH:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            raise GraderError(f"{sockets}: too long for IPC sockets; set GRADER_SANDBOX_DIR to a short path")
+        self.lease = UidLease() if self.mode == "full" else None
+        self.workdir = os.path.join(box, "work")
+        for path in (box, self.workdir, sockets, root):
+            os.mkdir(path, 0o700)
+        if self.lease is not None:
+            for path in (box, self.workdir):
+                os.chown(path, self.lease.uid, self.lease.uid)
+        self.km = SandboxedKernelManager(
+            kernel_name="python3", transport="ipc", ip=os.path.join(sockets, "k"), memory_limit=memory_limit,
+            connection_file=os.path.join(self.folder, "kernel.json"), mode=self.mode,
+            uid=self.lease.uid if self.lease else 0, box=box, sockets=sockets, root=root, forked=zygote.enabled())
+        self.kc: AsyncKernelClient | None = None
 
-    async def start(self):
-        """Spawn the kernel process; it finishes booting in the background."""
-        await self.km.start_kernel(cwd=self.workdir, env={**os.environ, **KERNEL_ENV},
-                                   extra_arguments=["--HistoryManager.hist_file=:memory:"],
-                                   stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
+    async def start(self, timeout: float = 60.0) -> "Kernel":
+        """Start the kernel and connect a client (``self.kc``) that has seen it answer.
+
+        The start returns once the kernel's sockets are bound (``grader.provisioning``), so the
+        client connects at once; connecting here means a spare kernel is ready to run cells when
+        it is taken. If the kernel cannot start, nothing of it is left (RuntimeError, TimeoutError).
+        """
+        try:
+            await self.km.start_kernel(cwd=self.workdir, extra_arguments=["--HistoryManager.hist_file=:memory:"],
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            self.kc = self.km.client()
+            self.kc.allow_stdin = False  # input() fails at once instead of waiting for an answer
+            self.kc.start_channels()
+            await self.kc.wait_for_ready(timeout=timeout)
+        except BaseException:
+            await self.stop()
+            raise
         return self
 
-    async def stop(self):
-        """Kill the kernel if it still runs and remove its folders."""
+    async def stop(self) -> None:
+        """Kill the kernel and everything it started, and remove its folders."""
         try:
+            if self.kc is not None:
+                self.kc.stop_channels()
             if self.km.has_kernel:
                 await self.km.shutdown_kernel(now=True)
         finally:
+            if self.lease is not None:
+                self.lease.release()
             shutil.rmtree(self.folder, ignore_errors=True)
 
-    def __repr__(self):
-        return f"Kernel({self.folder}, alive={self.km.has_kernel})"
+    def __repr__(self) -> str:
+        return f"Kernel({self.folder}, {self.mode}, alive={self.km.has_kernel})"
 
 
-_worker_supply = None
+async def _discard(spare: "asyncio.Task[Kernel]") -> None:
+    """Stop a spare kernel, booted or still booting (a cancelled start leaves nothing behind)."""
+    if not spare.done():
+        spare.cancel()
+    try:
+        kernel = await spare
+    except (asyncio.CancelledError, RuntimeError, TimeoutError):
+        return
+    await kernel.stop()
 
 
-def start_worker_supply(memory_limit):
+_worker_supply: "KernelSupply | None" = None
+
+
+def start_worker_supply(memory_limit: int) -> None:
     """Process-pool initializer: give this worker process a warm KernelSupply, closed when it exits."""
     global _worker_supply
     _worker_supply = KernelSupply(memory_limit)
     multiprocessing.util.Finalize(None, _worker_supply.close, exitpriority=10)
 
 
-def worker_supply():
+def worker_supply() -> "KernelSupply | None":
     """This worker process's KernelSupply, or None outside a pool worker."""
     return _worker_supply
 
 
 class KernelSupply:
-    """Started kernels on demand, one event loop for all of them; warm=True boots the next one early."""
+    """Started kernels on demand, one event loop for all of them; warm=True boots the next one early.
 
-    def __init__(self, memory_limit, warm=True):
+    The next kernel boots as a task on the supply's loop while the current notebook runs on it.
+    """
+
+    def __init__(self, memory_limit: int, warm: bool = True) -> None:
         self.memory_limit, self.warm = memory_limit, warm
         self.runner = asyncio.Runner()
-        self.spare = None
+        self.spare: asyncio.Task[Kernel] | None = None
         atexit.register(self.close)
 
-    async def take(self):
+    async def take(self) -> Kernel:
         """A started kernel for one notebook; the caller stops it."""
-        kernel = self.spare or await Kernel(self.memory_limit).start()
-        self.spare = await Kernel(self.memory_limit).start() if self.warm else None
+        spare, self.spare, kernel = self.spare, None, None
+        if spare is not None:
+            try:
+                kernel = await spare
+            except (RuntimeError, TimeoutError):  # the spare failed to start: a fresh one
+                kernel = None
+            if kernel is not None and not await kernel.km.is_alive():  # it died waiting (killed with its zygote)
+                await kernel.stop()
+                kernel = None
+        kernel = kernel or await Kernel(self.memory_limit).start()
+        if self.warm:
+            self.spare = asyncio.ensure_future(Kernel(self.memory_limit).start())
         return kernel
 
-    def run(self, coroutine):
+    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         """Run a coroutine on this supply's event loop."""
         return self.runner.run(coroutine)
 
-    def close(self):
+    def close(self) -> None:
         """Stop the spare kernel and close the loop; no kernel outlives the supply."""
         if self.spare is not None:
             spare, self.spare = self.spare, None
-            self.runner.run(spare.stop())
+            self.runner.run(_discard(spare))
         self.runner.close()
         atexit.unregister(self.close)

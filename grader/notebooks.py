@@ -29,6 +29,11 @@ def read_notebook(path: str | os.PathLike[str]) -> NotebookNode:
         raw = path.read_bytes()
     except OSError as error:
         raise UnusableNotebook(f"{path}: cannot read the file ({error.strerror})") from None
+    return parse_notebook(raw, path)
+
+
+def parse_notebook(raw: bytes, path: str | os.PathLike[str]) -> nbformat.NotebookNode:
+    """A notebook from the bytes of the file ``path`` (read earlier), as ``read_notebook`` gives it."""
     if not raw.strip():
         raise UnusableNotebook(f"{path}: the file is empty")
     try:

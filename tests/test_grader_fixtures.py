@@ -41,15 +41,16 @@ def digest(folder):
 
 
 def kernels():
-    """Kernel processes of this virtual environment (other projects on the machine run their own)."""
+    """This checkout's kernels, launchers and zygotes (other checkouts may run kernels at the same time)."""
     found = []
     for proc in Path("/proc").iterdir():
         try:
             cmdline = (proc / "cmdline").read_bytes() if proc.name.isdigit() else b""
-            if b"ipykernel_launcher" in cmdline and sys.prefix.encode() in cmdline:
-                found.append(proc.name)
         except OSError:
-            pass
+            continue
+        if sys.prefix.encode() in cmdline and any(
+                marker in cmdline for marker in (b"ipykernel_launcher", b"grader.sandbox", b"grader.zygote")):
+            found.append(proc.name)
     return set(found)
 
 

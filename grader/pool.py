@@ -1,0 +1,57 @@
+"""The grader's worker pool, set up in one place for batch and check.
+
+Each worker process holds a warm ``KernelSupply``. A worker that dies (killed by a
+submission when the sandbox cannot stop it, or by the system) breaks the whole pool:
+the pool is rebuilt and every task that had not finished is retried alone, one by one,
+so only the task that kills its worker loses its result.
+"""
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any, TypeVar
+
+from .execute import Limits
+from .kernel import start_worker_supply
+
+R = TypeVar("R")
+
+
+def worker_pool(workers: int | None, limits: Limits) -> ProcessPoolExecutor:
+    """A process pool of ``workers`` (default: one per core), each with a warm kernel supply."""
+    return ProcessPoolExecutor(max(1, workers or os.cpu_count() or 1), initializer=start_worker_supply,
+                               initargs=(limits.memory_bytes,))
+
+
+def run_tasks(function: Callable[..., R], tasks: Sequence[tuple[Any, ...]], workers: int | None,
+              limits: Limits) -> Iterator[tuple[int, R | BaseException]]:
+    """Run ``function(*task)`` for every task in a worker pool; yield (task index, result or exception) as each ends.
+
+    A task whose worker died twice (once in the shared pool, once alone) yields its BrokenProcessPool.
+    """
+    unfinished: list[int] = []
+    with worker_pool(workers, limits) as pool:
+        futures: dict[Future[R], int] = {pool.submit(function, *task): i for i, task in enumerate(tasks)}
+        for future in as_completed(futures):
+            try:
+                yield futures[future], future.result()
+            except BrokenProcessPool:
+                unfinished.append(futures[future])
+            except Exception as error:  # noqa: BLE001 - the task's own failure is its result
+                yield futures[future], error
+    alone: ProcessPoolExecutor | None = None
+    try:
+        for i in sorted(unfinished):
+            alone = alone or worker_pool(1, limits)
+            try:
+                yield i, alone.submit(function, *tasks[i]).result()
+            except BrokenProcessPool as error:
+                alone.shutdown(wait=False, cancel_futures=True)
+                alone = None
+                yield i, error
+            except Exception as error:  # noqa: BLE001
+                yield i, error
+    finally:
+        if alone is not None:
+            alone.shutdown()

@@ -1,0 +1,138 @@
+"""A zygote: one process per grader process with IPython, ipykernel and the course already imported.
+
+Starting a kernel is mostly starting Python and importing; the zygote does that once and
+then forks one kernel per submission. Each child goes through the same sandbox as an exec'd
+launcher (``grader.sandbox.launch``), then becomes an ipykernel in place instead of exec'ing
+one. jupyter_client drives it through ``grader.provisioning.ZygoteProvisioner``.
+
+The zygote never runs student code: it runs as the grader, imports, forks and reaps. It dies
+with the grader process that started it, and a child it forked dies with it.
+``GRADER_ZYGOTE=0`` turns it off: every kernel is then a fresh ``python -m grader.sandbox``.
+"""
+
+import importlib
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+from types import FrameType
+
+from . import sandbox
+
+PRELOAD = ("ipykernel.kernelapp", "ipykernel.ipkernel", "ipykernel.zmqshell", "ipykernel.debugger", "IPython",
+           "IPython.core.debugger", "handoffs", "reservo_tools", "grader")
+
+
+def enabled() -> bool:
+    """Whether kernels are forked from a zygote (``GRADER_ZYGOTE``, default 1)."""
+    return os.environ.get("GRADER_ZYGOTE", "1") != "0"
+
+
+def start_in_process(command: list[str], env: dict[str, str]) -> None:
+    """Become the kernel ``command`` (``python -m ipykernel_launcher ARGS``) in this already-warm process."""
+    os.environ.clear()
+    os.environ.update(env)
+    random.seed()  # no two kernels share the zygote's random state
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
+        signal.signal(signum, signal.SIG_DFL)
+    arguments = command[command.index("ipykernel_launcher") + 1:]
+    sys.argv = [command[0], *arguments]
+    from ipykernel import kernelapp
+
+    kernelapp.launch_new_instance(argv=arguments)
+    os._exit(0)
+
+
+def _reap(signum: int, frame: FrameType | None) -> None:
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+    except ChildProcessError:
+        pass
+
+
+def serve(fd: int, parent: int) -> None:
+    """The zygote's loop: one JSON line of launcher arguments in, one child pid out, until end of file."""
+    sandbox.die_with_parent()
+    if os.getppid() != parent:
+        os._exit(1)
+    if sys.path and sys.path[0] in ("", os.getcwd()):  # as ipykernel_launcher does; the kernel adds its own
+        del sys.path[0]
+    for name in PRELOAD:
+        importlib.import_module(name)
+    signal.signal(signal.SIGCHLD, _reap)
+    channel = socket.socket(fileno=fd)
+    requests = channel.makefile("rb")
+    channel.sendall(b"ready\n")
+    zygote = os.getpid()
+    for line in requests:
+        child = os.fork()
+        if child == 0:
+            try:
+                requests.close()  # both, or the descriptor stays open in the kernel
+                channel.close()
+                args = sandbox.parse(json.loads(line))
+                args.parent, args.start = zygote, start_in_process
+                sandbox.launch(args)
+            finally:
+                os._exit(127)
+        channel.sendall(b"%d\n" % child)
+    os._exit(0)
+
+
+class Zygote:
+    """The grader side: start the zygote, and ask it for one forked launcher per kernel."""
+
+    def __init__(self, home: str) -> None:
+        ours, theirs = socket.socketpair()
+        env = {**sandbox.KERNEL_ENV, "HOME": home}  # what the preloaded modules see: the kernels' environment
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "grader.zygote", str(os.getpid()), str(theirs.fileno())],
+            pass_fds=[theirs.fileno()], env=env, cwd=home, start_new_session=True,
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        theirs.close()
+        self.channel, self.replies = ours, ours.makefile("rb")
+        if self.replies.readline() != b"ready\n":
+            self.close()
+            raise RuntimeError("the kernel zygote did not start")
+
+    def alive(self) -> bool:
+        """Whether the zygote still runs (a basic-mode kernel may have killed it)."""
+        return self.process.poll() is None
+
+    def fork(self, argv: list[str]) -> int:
+        """A new child of the zygote running ``grader.sandbox`` with ``argv``; its pid."""
+        self.channel.sendall(json.dumps(argv).encode() + b"\n")
+        reply = self.replies.readline()
+        if not reply:
+            raise RuntimeError("the kernel zygote died")
+        return int(reply)
+
+    def close(self) -> None:
+        """Stop the zygote (its children die with it)."""
+        self.channel.close()
+        self.process.kill()
+        self.process.wait()
+
+
+_zygotes: dict[int, Zygote] = {}
+
+
+def zygote() -> Zygote:
+    """This process's zygote, started (or restarted) on demand, stopped when the process exits."""
+    import multiprocessing.util
+
+    from .kernel import run_folder
+
+    pid = os.getpid()
+    if pid not in _zygotes or not _zygotes[pid].alive():
+        _zygotes[pid] = Zygote(str(run_folder()))
+        multiprocessing.util.Finalize(None, _zygotes[pid].close, exitpriority=5)
+    return _zygotes[pid]
+
+
+if __name__ == "__main__":
+    serve(int(sys.argv[2]), int(sys.argv[1]))
