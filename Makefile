@@ -1,6 +1,6 @@
 # Two commands do all the set-up on a fresh machine with Python 3.11 and make:
 #   make course   set up, then open the course in JupyterLab (HEADLESS=1: no browser, print the URL)
-#   make test     set up, then run the whole test suite
+#   make test     set up, then lint (ruff), type-check (mypy) and run the whole test suite (pytest)
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
@@ -30,6 +30,8 @@ else
 endif
 
 test: setup
+	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
 clean:

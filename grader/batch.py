@@ -146,7 +146,7 @@ def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out
     sources: dict[Path, bytes] = {}
     for path in find_submissions(directory, out):  # every input in memory before any student code runs
         try:
-            matched = match_source(path, source)
+            matched = match_source(path, Path(source))
             if matched not in sources:
                 sources[matched] = _read(matched)
             tasks.append((path, matched, directory, out, limits, _read(path), sources[matched]))

@@ -135,7 +135,7 @@ def run_task(kind: str, args: tuple[Path, ...], limits: Limits = DEFAULT_LIMITS)
 def check_course(root: str | os.PathLike[str] = ".", workers: int | None = None, limits: Limits = DEFAULT_LIMITS,
                  lessons: Sequence[str] = ()) -> list[str]:
     """Run every check (or those of the given lessons) in parallel and return all problems, sorted."""
-    tasks = course_tasks(root, lessons)
+    tasks = course_tasks(Path(root), list(lessons))
     problems: list[str] = []
     for _, result in run_tasks(run_task, [(*task, limits) for task in tasks], workers, limits):
         if isinstance(result, BaseException):

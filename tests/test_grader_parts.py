@@ -146,7 +146,8 @@ def test_check_passes_on_a_good_course_and_names_every_problem(tmp_path):
     make_course(tmp_path)
     assert check_course(tmp_path, workers=2) == []
     student = tmp_path / "student" / "01_mini.ipynb"
-    student.write_text(student.read_text(encoding="utf-8").replace("ESCRIBE TU CÓDIGO AQUÍ", "edited"), encoding="utf-8")
+    edited = student.read_text(encoding="utf-8").replace("ESCRIBE TU CÓDIGO AQUÍ", "edited")
+    student.write_text(edited, encoding="utf-8")
     guided = read_notebook(tmp_path / "notebooks" / "01_mini.ipynb")
     guided.cells[0].outputs[0]["text"] = "2999\n"
     guided.cells[1].source = "1 / 1"
