@@ -182,6 +182,7 @@ def test_legacy_version_zero_payload_migrates():
     assert contract.created_at == datetime(2026, 7, 30, 14, 12, tzinfo=UTC)
     assert contract.confirmed_state == "needs-review"  # a migrated package is not taken as ready
     assert contract.filters_applied == ["migrated-from-v0"]
+    assert contract.acceptance == [f"objetivo cumplido: {LEGACY['goal']}"]  # the receiver reads it in its brief
 
 
 def test_a_newer_version_is_refused_with_a_clear_reason():

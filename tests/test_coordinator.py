@@ -130,9 +130,10 @@ def test_human_answers_through_a_callback_and_sees_urgency_and_decision():
         return "  aprobado, adelante  "
     run = Coordinator(ticket_participants(Human("guardia", ask=on_call))).run(TICKET)
     assert len(prompts) == 1
-    assert prompts[0].startswith("ESCALATION [high] task TCK-4812 from infra\n")
-    assert "Decision requested: aprobar rollback a v2.40" in prompts[0]
-    assert "502 desde 09:31" in prompts[0]
+    assert prompts[0].startswith("ESCALAMIENTO [high] tarea TCK-4812 de infra\n"
+                                 "Decisión solicitada: aprobar rollback a v2.40\n"
+                                 "Motivo: el rollback necesita aprobación de negocio\n")
+    assert "\nHechos verificados: 502 desde 09:31" in prompts[0] and prompts[0].endswith("\nTu respuesta: ")
     assert run.trace[5].reason == "aprobado, adelante"
     assert prompts[0] == escalation_prompt(ESCALATION)
 
@@ -156,7 +157,8 @@ def test_hop_limit_cuts_the_chain_and_escalates():
     assert run.hops == 3
     assert run.owners == ("a", "b", "c", "d", "guardia", "d")
     cut, escalation = run.trace[4], run.trace[5]
-    assert (cut.kind, cut.sender, cut.receiver, cut.reason) == ("cut", "d", "e", "hop limit reached (3 hops)")
+    assert (cut.kind, cut.sender, cut.receiver, cut.reason) == ("cut", "d", "e",
+                                                                "límite de saltos alcanzado (3 saltos)")
     assert (escalation.kind, escalation.receiver, escalation.validation, escalation.urgency) == (
         "escalation", "guardia", "ok", "high")
     assert run.result == "d cierra: cerrar y abrir incidente"
@@ -178,14 +180,18 @@ def test_cycle_a_b_a_is_cut_and_escalated():
         Task("TCK-4812", "ciclo", owner="a"))
     assert run.owners == ("a", "b", "guardia", "b", "a")
     assert run.hops == 1 and run.final_owner == "a"
-    assert [e.reason for e in run.trace if e.kind == "cut"] == ["cycle: a -> b -> a"]
+    assert [e.reason for e in run.trace if e.kind == "cut"] == ["ciclo: a -> b -> a"]
     assert [e.kind for e in run.trace] == ["start", "handoff", "cut", "escalation", "decision", "return", "finish"]
+    escalation = run.trace[3]
+    assert (escalation.reason, escalation.decision_requested) == (
+        "ciclo: a -> b -> a", "se cortó la cadena (ciclo: a -> b -> a): ¿cómo debe seguir b?")
+    assert "    Note over b,a: corte: ciclo: a -> b -> a" in run.trace.diagram().splitlines()
     assert_one_owner_at_a_time(run)
 
 
 def test_without_a_human_a_cut_is_an_error():
     a = ScriptedAgent("a", [Handoff(contract("h-aa", "a", "a"))], tools=INFRA_TOOLS)
-    with pytest.raises(CoordinationError, match="cycle: a -> a, and there is no human"):
+    with pytest.raises(CoordinationError, match="ciclo: a -> a, and there is no human"):
         Coordinator([a]).run(Task("TCK-4812", "x", owner="a"))
 
 
@@ -229,6 +235,7 @@ def test_a_repeated_handoff_is_skipped_not_cut():
     assert run.result == "skip" and run.hops == 1
     assert [e.validation for e in run.trace if e.kind == "handoff"] == ["ok", "duplicate"]
     assert not any(e.kind == "cut" for e in run.trace)
+    assert "    infra-->>triage: omitido: duplicate" in run.trace.diagram().splitlines()
 
 
 def test_only_the_owner_may_hand_off():
@@ -273,10 +280,13 @@ def test_a_model_driven_agent_hands_off_and_a_receiver_answers_with_granted_tool
 def test_reprs_and_markdown():
     coordinator = Coordinator(ticket_participants())
     assert repr(coordinator) == "Coordinator(['triage', 'infra', 'guardia'], escalate_to='guardia', max_hops=3)"
-    assert repr(ticket_participants()[0]) == "ScriptedAgent('triage', tools=['read_tickets'], 3 scripted steps)"
+    assert repr(ticket_participants()[0]) == "ScriptedAgent('triage', tools=['read_tickets'], 3 pasos con guion)"
+    assert repr(ScriptedAgent("a", [Finish("listo")])) == "ScriptedAgent('a', tools=[], 1 paso con guion)"
     assert repr(Human("guardia", ask=input)) == "Human('guardia', ask)"
+    assert repr(Human("guardia", answers=["sí"])) == "Human('guardia', 1 respuesta con guion)"
+    assert repr(Human("guardia", answers=["sí", "no"])) == "Human('guardia', 2 respuestas con guion)"
     markdown = coordinator.run(TICKET)._repr_markdown_()
-    assert "infra->>guardia: ESCALATION [high] aprobar rollback a v2.40" in markdown
+    assert "infra->>guardia: ESCALAMIENTO [high] aprobar rollback a v2.40" in markdown
 
 
 def test_the_default_hop_limit_is_the_exported_constant():
@@ -295,7 +305,8 @@ def test_a_handoff_to_an_unknown_or_missing_receiver_goes_back_to_its_sender(rec
     infra = ScriptedAgent("infra", [Return("hecho")], tools=INFRA_TOOLS)
     run = Coordinator([triage, infra]).run(TICKET)
     assert (got[0].ok, got[0].reason, got[0].next_step, got[0].fields[0]) == (False, "invalid", "repair", "receiver")
-    assert "participants are ['infra', 'triage']" in got[0].errors[0]["problem"]
+    named = "'nadie' no es un participante" if receiver else "el contrato no nombra a ningún receptor"
+    assert got[0].errors[0]["problem"] == f"{named}; los participantes son ['infra', 'triage']"
     refused = run.trace[1]
     assert (refused.kind, refused.sender, refused.receiver, refused.validation) == (
         "handoff", "triage", receiver or "?", "invalid")
@@ -319,7 +330,7 @@ def test_an_escalation_to_an_agent_is_a_hop_and_is_cycle_checked():
     guardia = Human("guardia", answers=["senior cierra con a"])
     run = Coordinator([a, b, senior, guardia]).run(Task("TCK-4812", "x", owner="a"))
     assert run.hops == 2 and run.trace.metrics().hops_per_task == {"TCK-4812": 2}
-    assert [e.reason for e in run.trace if e.kind == "cut"] == ["cycle: a -> b -> senior -> a"]
+    assert [e.reason for e in run.trace if e.kind == "cut"] == ["ciclo: a -> b -> senior -> a"]
     assert run.owners == ("a", "b", "senior", "guardia", "senior", "a") and run.result == "a cierra"
     assert_one_owner_at_a_time(run)
 
@@ -332,7 +343,7 @@ def test_an_escalation_to_an_agent_counts_against_the_hop_limit():
                       tools=INFRA_TOOLS)
     c = ScriptedAgent("c", [Finish("nunca")], tools=INFRA_TOOLS)
     run = Coordinator([a, b, c, Human("guardia", answers=["ok"])], max_hops=1).run(Task("TCK-4812", "x", owner="a"))
-    assert [e.reason for e in run.trace if e.kind == "cut"] == ["hop limit reached (1 hops)"]
+    assert [e.reason for e in run.trace if e.kind == "cut"] == ["límite de saltos alcanzado (1 salto)"]
     assert "c" not in run.owners and run.result == "ok" and run.hops == 1
 
 
@@ -351,7 +362,8 @@ def test_returns_do_not_reset_the_hop_limit():
         lambda task, got: Finish(got.answer)], tools=INFRA_TOOLS)
     b = ScriptedAgent("b", [Return("hecho")] * 3, tools=INFRA_TOOLS)
     run = Coordinator([a, b, Human("guardia", answers=["basta"])], max_hops=2).run(Task("TCK-4812", "x", owner="a"))
-    assert run.hops == 2 and [e.reason for e in run.trace if e.kind == "cut"] == ["hop limit reached (2 hops)"]
+    assert run.hops == 2
+    assert [e.reason for e in run.trace if e.kind == "cut"] == ["límite de saltos alcanzado (2 saltos)"]
 
 
 def test_usage_errors_are_usage_errors():

@@ -258,10 +258,13 @@ def test_record_filters_returns_a_new_contract():
 
 
 @pytest.mark.parametrize("broken, words", [
-    ([assistant(tool_use_block("x", "f", {})), user("sin resultado")], "tool_use 'x' has no tool_result"),
-    ([user("hola"), user([tool_result_block("x", "r")])], "tool_result 'x' in message 1 answers no tool_use"),
+    ([assistant(tool_use_block("x", "f", {})), user("sin resultado")],
+     "el tool_use 'x' no tiene tool_result en el mensaje siguiente"),
+    ([user("hola"), user([tool_result_block("x", "r")])],
+     "el tool_result 'x' del mensaje 1 no responde a ningún tool_use del mensaje anterior"),
     ([assistant(tool_use_block("x", "f", {}), tool_use_block("y", "f", {})),
-      user([tool_result_block("y", "r"), tool_result_block("x", "r")])], "not in the order"),
+      user([tool_result_block("y", "r"), tool_result_block("x", "r")])],
+     "los tool_result del mensaje 1 no siguen el orden de sus tool_use"),
 ])
 def test_pairing_problems_finds_every_kind_of_split(broken, words):
     assert any(words in problem for problem in pairing_problems(broken))
@@ -360,7 +363,8 @@ def test_text_tokens_count_the_text_not_the_json_scaffolding():
 def test_an_empty_transcript_has_no_ratio_but_a_report():
     report = distillation_report([], TRIAGE_TO_INFRA)
     assert report.transcript_tokens == 0 and report.ratio is None
-    assert "ratio=n/a" in repr(report) and "| ratio | n/a |" in report._repr_markdown_()
+    assert "ratio=n/a" in repr(report) and "| proporción | n/a |" in report._repr_markdown_()
+    assert "| hechos verificados que faltan | ninguno |" in report._repr_markdown_()
 
 
 def test_distillation_report_names_the_facts_that_did_not_travel():
@@ -371,7 +375,10 @@ def test_distillation_report_names_the_facts_that_did_not_travel():
     assert report.missing_facts == ("deploy v2.41 a las 09:28",)  # a hypothesis is not a verified fact
     assert report.ratio == report.package_tokens / report.transcript_tokens
     assert repr(report).startswith(f"DistillationReport(transcript={report.transcript_tokens} tokens")
-    assert "| missing verified facts | deploy v2.41 a las 09:28 |" in report._repr_markdown_()
+    assert report._repr_markdown_() == "\n".join([
+        "| medida | valor |", "|---|---|", f"| tokens del historial | {report.transcript_tokens} |",
+        f"| tokens del paquete | {report.package_tokens} |", f"| proporción | {report.ratio:.1%} |",
+        "| hechos verificados que faltan | deploy v2.41 a las 09:28 |"])
 
 
 # --- the ticket TCK-4812 ------------------------------------------------------------------------------------

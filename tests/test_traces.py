@@ -93,12 +93,13 @@ def test_diagram_draws_transfers_rejections_and_escalations():
     lines = trace.diagram("T1").splitlines()
     assert lines[:5] == ["sequenceDiagram", "    participant usuario as usuario", "    participant a as a",
                          "    participant b as b", "    participant guardia as guardia"]
-    assert "    b-->>a: rejected: unauthorized" in lines
-    assert "    b->>guardia: ESCALATION [high] aprobar rollback a v2.40" in lines
-    assert "    Note over a,b: owner: b" in lines
+    assert "    b-->>a: rechazado: unauthorized" in lines
+    assert "    b->>guardia: ESCALAMIENTO [high] aprobar rollback a v2.40" in lines
+    assert "    Note over a,b: dueño: b" in lines
+    assert "    guardia-->>b: decisión: aprobado" in lines and "    b-->>a: devolución: rollback ejecutado" in lines
     assert lines[-1] == "    a-->>usuario: pagos restaurados"
     assert trace._repr_markdown_().startswith("```mermaid\nsequenceDiagram")
-    assert repr(trace) == "Trace(10 events, tasks=['T1', 'T2'])"
+    assert repr(trace) == "Trace(10 eventos, tasks=['T1', 'T2'])"
 
 
 def test_plot_metrics_returns_a_figure_with_both_panels():
@@ -107,4 +108,5 @@ def test_plot_metrics_returns_a_figure_with_both_panels():
     assert [t.get_text() for t in left.get_xticklabels()] == ["a", "b", "guardia"]
     assert [bar.get_height() for bar in left.patches] == [6, 3, 4]
     assert [bar.get_height() for bar in right.patches] == [0, 1, 1]
-    assert right.get_title() == "Rejections (4 validated transfers)"
+    assert left.get_title() == "Tiempo por dueño"
+    assert right.get_title() == "Rechazos (4 transferencias validadas)"

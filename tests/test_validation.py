@@ -105,7 +105,7 @@ def test_checks_run_in_the_documented_order():
 def test_every_missing_reference_and_every_unauthorized_tool_is_named():
     result = accept_handoff(CONTRACT, **RECEIVER, evidence_exists=lambda ref: ref.startswith("status"))
     assert result.fields == ["evidence.1.reference", "evidence.2.reference"]
-    assert "'logs:payments-api#502' does not exist" in result.errors[0]["problem"]
+    assert "'logs:payments-api#502' no existe" in result.errors[0]["problem"]
     result = accept_handoff(changed(authority=authority("publish", "search_logs", "rollback_deploy_all")), **RECEIVER)
     assert result.fields == ["authority.allowed_tools.0", "authority.allowed_tools.2"]
 
@@ -113,7 +113,7 @@ def test_every_missing_reference_and_every_unauthorized_tool_is_named():
 def test_a_package_from_a_newer_state_than_the_receivers_is_stale():
     result = accept_handoff(CONTRACT, **RECEIVER, state_version=CONTRACT.state_version - 1)
     assert (result.reason, result.next_step, result.fields) == ("stale", "reload", ["state_version"])
-    assert "newer than this receiver's" in result.errors[0]["problem"]
+    assert "más nueva que la 2 de este receptor" in result.errors[0]["problem"]
     assert accept_handoff(CONTRACT, **RECEIVER, state_version=CONTRACT.state_version).ok
 
 
@@ -186,10 +186,14 @@ def test_the_result_is_immutable_and_reads_well():
     result = accept_handoff(changed(task_id="TCK-1"), **RECEIVER)
     with pytest.raises(AttributeError):
         result.ok = True
-    assert repr(result) == ("HandoffResult(rejected 'invalid', next_step='repair', errors=[task_id: the package "
-                            "belongs to task 'TCK-1'; this receiver works on 'TCK-4812'])")
-    assert "| `task_id` |" in result._repr_markdown_()
-    assert repr(accept_handoff(CONTRACT, **RECEIVER)) == "HandoffResult(ok, TCK-4812-H1, next_step='proceed')"
+    assert repr(result) == ("HandoffResult(rechazado 'invalid', next_step='repair', errors=[task_id: el paquete "
+                            "es de la tarea 'TCK-1'; este receptor trabaja en 'TCK-4812'])")
+    assert result._repr_markdown_() == ("**rechazado: invalid** - siguiente paso: `repair`\n\n| campo | problema |\n"
+                                        "|---|---|\n| `task_id` | el paquete es de la tarea 'TCK-1'; este receptor "
+                                        "trabaja en 'TCK-4812' |")
+    accepted = accept_handoff(CONTRACT, **RECEIVER)
+    assert repr(accepted) == "HandoffResult(aceptado, TCK-4812-H1, next_step='proceed')"
+    assert accepted._repr_markdown_() == "**aceptado** - siguiente paso: `proceed`"
 
 
 def test_granted_tools_are_the_intersection_minus_forbidden_actions():
@@ -227,7 +231,7 @@ def test_the_receiver_runs_with_granted_tools_only():
     assert "primer error 09:31:07Z" in results["t1"]["content"] and "is_error" not in results["t1"]
     for refused in ("t2", "t3", "t4"):
         assert results[refused]["is_error"] is True
-        assert "outside the authority of handoff TCK-4812-H1" in results[refused]["content"]
+        assert "está fuera de la autoridad del handoff TCK-4812-H1" in results[refused]["content"]
     assert final["content"][0]["text"].startswith("Regresión confirmada")
 
 
@@ -242,10 +246,15 @@ def test_the_receiver_cannot_hand_off_unless_told_whom_to():
 
 def test_the_brief_carries_the_distilled_state_and_marks_hypotheses():
     brief = contract_brief(CONTRACT)
-    assert "Objective: restaurar pagos" in brief
+    assert brief.startswith(f"Handoff TCK-4812-H1 de triage ({CONTRACT.reason}).\n"
+                            "Ahora eres dueño de la tarea TCK-4812.\nObjetivo: restaurar pagos")
     for fact in CONTRACT.facts.verified + CONTRACT.work.remaining + CONTRACT.constraints + CONTRACT.acceptance:
         assert f"- {fact}" in brief
-    hypotheses = brief.split("Hypotheses (UNVERIFIED")[1].split("Work done")[0]
+    for title in ("Hechos verificados (no los vuelvas a verificar):", "Trabajo pendiente:", "Restricciones:",
+                  "Criterios de aceptación:"):
+        assert f"\n{title}\n" in brief, title
+    hypotheses = brief.split("\nHipótesis (SIN VERIFICAR: compruébalas antes de usarlas):\n")[1]
+    hypotheses = hypotheses.split("\nTrabajo hecho (no lo repitas):\n")[0]
     assert "regresión en v2.41" in hypotheses
 
 

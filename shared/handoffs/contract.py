@@ -214,7 +214,7 @@ def migrate_v0(payload: dict[str, Any]) -> dict[str, Any]:
                      for a in artifacts],
         "artifacts": artifacts,
         "authority": {"allowed_tools": [], "forbidden_actions": []},
-        "acceptance": payload.get("acceptance") or [f"objective met: {payload.get('goal')}"],
+        "acceptance": payload.get("acceptance") or [f"objetivo cumplido: {payload.get('goal')}"],
         "recovery": {"on_reject": "repair", "resume_from": None},
         "escalation": escalation,
         "created_at": payload.get("handoff_at"),

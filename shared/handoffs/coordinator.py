@@ -224,8 +224,8 @@ class Coordinator:
     def _refuse(self, run: _Run, kind: str, value: object, fields: dict[str, Any]) -> HandoffResult:
         """A transfer to nobody, or to someone who is not a participant: invalid, back to its sender to repair."""
         receiver = fields.get("receiver")
-        named = f"{receiver!r} is not a participant" if receiver else "the contract names no receiver"
-        problem = {"field": "receiver", "problem": f"{named}; participants are {sorted(self.participants)}"}
+        named = f"{receiver!r} no es un participante" if receiver else "el contrato no nombra a ningún receptor"
+        problem = {"field": "receiver", "problem": f"{named}; los participantes son {sorted(self.participants)}"}
         check = accept_handoff(fields or value, expected_task_id=run.task.task_id, allowed_tools=())
         others = tuple(e for e in check.errors if e["field"] != "receiver") if check.reason == "invalid" else ()
         refusal = HandoffResult(ok=False, reason="invalid", contract=check.contract, errors=(problem, *others))
@@ -255,13 +255,13 @@ class Coordinator:
         return check.contract
 
     def _cut_reason(self, run: _Run, fields: dict[str, Any]) -> str | None:
-        """Why this hop must be cut (a cycle, the hop limit), or None."""
+        """Why this hop must be cut (a cycle, the hop limit), in Spanish as the trace shows it, or None."""
         if fields.get("handoff_id") in run.processed:
             return None  # a repeat: validation skips it as a duplicate
         if fields["receiver"] in run.chain:
-            return "cycle: " + " -> ".join(run.chain + [fields["receiver"]])
+            return "ciclo: " + " -> ".join(run.chain + [fields["receiver"]])
         if run.hops >= self.max_hops:
-            return f"hop limit reached ({self.max_hops} hops)"
+            return f"límite de saltos alcanzado ({self.max_hops} {'salto' if self.max_hops == 1 else 'saltos'})"
         return None
 
     def _cut(self, run: _Run, fields: dict[str, Any], why: str) -> HandoffResult | HandoffContract:
@@ -286,11 +286,11 @@ class Coordinator:
         return HandoffContract.model_validate({
             **base.model_dump(), "handoff_id": f"{base.handoff_id}-cut{run.cuts}", "sender": run.owner,
             "receiver": self.escalate_to, "reason": why, "confirmed_state": "blocked", "state_version": state,
-            "next_objective": f"decide how {run.owner} goes on with {run.task.task_id}",
+            "next_objective": f"decidir cómo sigue {run.owner} con {run.task.task_id}",
             "authority": {"allowed_tools": [], "forbidden_actions": []},
             "recovery": {"on_reject": "stop", "resume_from": None},
-            "escalation": {"urgency": "high", "decision_requested": f"the chain was cut ({why}): how should "
-                                                                    f"{run.owner} go on?"}})
+            "escalation": {"urgency": "high", "decision_requested": f"se cortó la cadena ({why}): ¿cómo debe "
+                                                                    f"seguir {run.owner}?"}})
 
     def __repr__(self) -> str:
         return (f"Coordinator({list(self.participants)}, escalate_to={self.escalate_to!r}, "

@@ -330,17 +330,18 @@ def keep_last_turns(n: int) -> Filter:
 
 def pairing_problems(messages: Messages) -> list[str]:
     """Why tool_use/tool_result pairs are broken: unanswered uses, orphan results, wrong order; [] when intact."""
-    problems = [f"tool_use {i!r} has no tool_result in the next message" for i in unanswered_tool_uses(messages)]
+    problems = [f"el tool_use {i!r} no tiene tool_result en el mensaje siguiente"
+                for i in unanswered_tool_uses(messages)]
     for i, message in enumerate(messages):
         answered = [b.get("tool_use_id") for b in _blocks(message) if b.get("type") == "tool_result"]
         if not answered:
             continue
         previous = messages[i - 1] if i > 0 and messages[i - 1].get("role") == "assistant" else {}
         asked = [b["id"] for b in tool_uses(_blocks(previous))]
-        problems += [f"tool_result {r!r} in message {i} answers no tool_use of the message before"
+        problems += [f"el tool_result {r!r} del mensaje {i} no responde a ningún tool_use del mensaje anterior"
                      for r in answered if r not in asked]
         if Counter(answered) == Counter(asked) and answered != asked:
-            problems.append(f"the tool_results of message {i} are not in the order of their tool_uses")
+            problems.append(f"los tool_result del mensaje {i} no siguen el orden de sus tool_use")
     return problems
 
 
@@ -418,11 +419,11 @@ class DistillationReport:
                 f"tokens, ratio={self._ratio_text()}, missing_facts={list(self.missing_facts)})")
 
     def _repr_markdown_(self) -> str:
-        missing = ", ".join(self.missing_facts) or "none"
-        return "\n".join(["| measure | value |", "|---|---|",
-                          f"| transcript tokens | {self.transcript_tokens} |",
-                          f"| package tokens | {self.package_tokens} |",
-                          f"| ratio | {self._ratio_text()} |", f"| missing verified facts | {missing} |"])
+        missing = ", ".join(self.missing_facts) or "ninguno"
+        return "\n".join(["| medida | valor |", "|---|---|",
+                          f"| tokens del historial | {self.transcript_tokens} |",
+                          f"| tokens del paquete | {self.package_tokens} |",
+                          f"| proporción | {self._ratio_text()} |", f"| hechos verificados que faltan | {missing} |"])
 
 
 def distillation_report(transcript: Iterable[Message], contract: HandoffContract,

@@ -124,7 +124,8 @@ class ScriptedAgent:
         return outcome(task, received) if callable(outcome) else outcome
 
     def __repr__(self) -> str:
-        return f"ScriptedAgent({self.name!r}, tools={list(self.tools)}, {len(self.script)} scripted steps)"
+        steps = len(self.script)
+        return f"ScriptedAgent({self.name!r}, tools={list(self.tools)}, {steps} {_plural(steps, 'paso')} con guion)"
 
 
 class ModelAgent:
@@ -156,13 +157,18 @@ class ModelAgent:
         return f"ModelAgent({self.name!r}, tools={list(self.tools)}, receivers={list(self.receivers)})"
 
 
+def _plural(count: int, word: str) -> str:
+    return word if count == 1 else word + "s"
+
+
 def escalation_prompt(contract: HandoffContract) -> str:
-    """What a human on call reads: urgency, task, decision requested, reason and verified facts."""
-    urgency = contract.escalation.urgency if contract.escalation else "unset"
+    """What a human on call reads, in Spanish: urgency, task, decision requested, reason and verified facts."""
+    urgency = contract.escalation.urgency if contract.escalation else "sin definir"
     decision = contract.escalation.decision_requested if contract.escalation else contract.next_objective
-    facts = "; ".join(contract.facts.verified) or "none"
-    return (f"ESCALATION [{urgency}] task {contract.task_id} from {contract.sender}\n"
-            f"Decision requested: {decision}\nReason: {contract.reason}\nVerified facts: {facts}\nYour answer: ")
+    facts = "; ".join(contract.facts.verified) or "ninguno"
+    return (f"ESCALAMIENTO [{urgency}] tarea {contract.task_id} de {contract.sender}\n"
+            f"Decisión solicitada: {decision}\nMotivo: {contract.reason}\nHechos verificados: {facts}\n"
+            f"Tu respuesta: ")
 
 
 class Human:
@@ -184,5 +190,6 @@ class Human:
         return Decision(str(answer).strip(), to=received.sender)
 
     def __repr__(self) -> str:
-        how = "ask" if self.ask is not None else f"{len(self.answers)} scripted answers"
+        answers = len(self.answers)
+        how = "ask" if self.ask is not None else f"{answers} {_plural(answers, 'respuesta')} con guion"
         return f"Human({self.name!r}, {how})"

@@ -204,23 +204,27 @@ class Trace:
         return as_markdown(self.diagram())
 
     def __repr__(self) -> str:
-        return f"Trace({len(self.events)} events, tasks={self.task_ids()})"
+        return f"Trace({len(self.events)} eventos, tasks={self.task_ids()})"
+
+
+_LABELS = {"decision": "decisión", "return": "devolución"}
+"""How the diagram names the events that give a task back (the kinds themselves stay as they are)."""
 
 
 def _arrows(event: TraceEvent) -> list[Event]:
-    """The diagram steps, ``(kind, source, target, text)``, that draw one event."""
+    """The diagram steps, ``(kind, source, target, text)``, that draw one event; their texts are in Spanish."""
     s, r = event.sender, event.receiver
     if event.kind in ("handoff", "escalation"):
-        label = (f"ESCALATION [{event.urgency}] {event.decision_requested}" if event.kind == "escalation"
+        label = (f"ESCALAMIENTO [{event.urgency}] {event.decision_requested}" if event.kind == "escalation"
                  else f"handoff {event.handoff_id}: {event.reason}")
         if event.moves_owner:
-            return [("call", s, r, label), ("note", s, r, f"owner: {r}")]
-        return [("call", s, r, label), ("reply", r, s, f"{'rejected' if event.rejected else 'skipped'}: "
+            return [("call", s, r, label), ("note", s, r, f"dueño: {r}")]
+        return [("call", s, r, label), ("reply", r, s, f"{'rechazado' if event.rejected else 'omitido'}: "
                                                       f"{event.validation}")]
     if event.kind == "cut":
-        return [("note", s, r, f"cut: {event.reason}")]
+        return [("note", s, r, f"corte: {event.reason}")]
     if event.kind in ("decision", "return"):
-        return [("reply", s, r, f"{event.kind}: {event.reason}"), ("note", s, r, f"owner: {r}")]
+        return [("reply", s, r, f"{_LABELS[event.kind]}: {event.reason}"), ("note", s, r, f"dueño: {r}")]
     if event.kind == "finish":
         return [("reply", s, r, event.reason)]
     return [("call", s, r, event.reason)]
@@ -234,12 +238,12 @@ def plot_metrics(trace: "Trace | Metrics") -> Any:
     fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.5))
     owners = list(metrics.time_per_owner)
     left.bar(owners, [metrics.time_per_owner[o] for o in owners], color="tab:blue")
-    left.set_title("Time per owner")
-    left.set_ylabel("time (clock units)")
+    left.set_title("Tiempo por dueño")
+    left.set_ylabel("tiempo (unidades del reloj)")
     reasons = list(REJECTIONS)
     right.bar(reasons, [metrics.rejections.get(r, 0) for r in reasons], color="tab:red")
-    right.set_title(f"Rejections ({metrics.attempts} validated transfers)")
-    right.set_ylabel("count")
+    right.set_title(f"Rechazos ({metrics.attempts} transferencias validadas)")
+    right.set_ylabel("cantidad")
     fig.tight_layout()
     plt.close(fig)  # the caller displays the returned figure once
     return fig

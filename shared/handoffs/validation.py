@@ -71,14 +71,14 @@ class HandoffResult:
 
     def __repr__(self) -> str:
         if self.ok and self.contract is not None:
-            return f"HandoffResult(ok, {self.contract.handoff_id}, next_step={self.next_step!r})"
+            return f"HandoffResult(aceptado, {self.contract.handoff_id}, next_step={self.next_step!r})"
         problems = "; ".join(f"{e['field']}: {e['problem']}" for e in self.errors)
-        return f"HandoffResult(rejected {self.reason!r}, next_step={self.next_step!r}, errors=[{problems}])"
+        return f"HandoffResult(rechazado {self.reason!r}, next_step={self.next_step!r}, errors=[{problems}])"
 
     def _repr_markdown_(self) -> str:
-        head = f"**{'accepted' if self.ok else 'rejected: ' + str(self.reason)}** - next step: `{self.next_step}`"
+        head = f"**{'aceptado' if self.ok else 'rechazado: ' + str(self.reason)}** - siguiente paso: `{self.next_step}`"
         rows = [f"| `{e['field']}` | {e['problem'].replace('|', '/')} |" for e in self.errors]
-        return "\n".join([head] + (["", "| field | problem |", "|---|---|"] + rows if rows else []))
+        return "\n".join([head] + (["", "| campo | problema |", "|---|---|"] + rows if rows else []))
 
 
 def _error(field: str, problem: str) -> dict[str, str]:
@@ -104,18 +104,18 @@ def _parse(value: object) -> tuple[HandoffContract | None, list[dict[str, str]]]
 def _missing_evidence(contract: HandoffContract, evidence_exists: object) -> list[dict[str, str]]:
     """An error for every evidence reference the resolver does not find, or cannot reach."""
     if not callable(evidence_exists):
-        return [_error("evidence", f"the receiver's evidence resolver is not callable: {evidence_exists!r}")]
+        return [_error("evidence", f"el resolvedor de evidencia del receptor no es invocable: {evidence_exists!r}")]
     errors = []
     for i, item in enumerate(contract.evidence):
         try:
             found = bool(evidence_exists(item.reference))
         except OSError as error:  # the store holding the evidence is unreachable: the claim is unverifiable
             errors.append(_error(f"evidence.{i}.reference",
-                                 f"could not check {item.reference!r}: {type(error).__name__}: {error}"))
+                                 f"no se pudo comprobar {item.reference!r}: {type(error).__name__}: {error}"))
             continue
         if not found:
             errors.append(_error(f"evidence.{i}.reference",
-                                 f"{item.reference!r} does not exist (deleted or replaced)"))
+                                 f"{item.reference!r} no existe (se borró o se reemplazó)"))
     return errors
 
 
@@ -141,13 +141,13 @@ def _state_problem(contract: HandoffContract, state_version: object) -> str | No
     if state_version is None:
         return None
     if type(state_version) is not int:
-        return f"this receiver's state version {state_version!r} is not a whole number: reload the state"
+        return f"la versión del estado de este receptor, {state_version!r}, no es un número entero: recarga el estado"
     if contract.state_version < state_version:
-        return (f"the package was built at state version {contract.state_version}; the current state is "
+        return (f"el paquete se armó con la versión {contract.state_version} del estado; la versión actual es "
                 f"{state_version}")
     if contract.state_version > state_version:
-        return (f"the package was built at state version {contract.state_version}, newer than this receiver's "
-                f"{state_version}: reload the state before accepting it")
+        return (f"el paquete se armó con la versión {contract.state_version} del estado, más nueva que la "
+                f"{state_version} de este receptor: recarga el estado antes de aceptarlo")
     return None
 
 
@@ -178,8 +178,8 @@ def accept_handoff(value: object, *, expected_task_id: object, allowed_tools: ob
     if contract is None:
         return _reject("invalid", errors)
     if contract.task_id != expected_task_id:
-        return _reject("invalid", [_error("task_id", f"the package belongs to task {contract.task_id!r}; "
-                                                     f"this receiver works on {expected_task_id!r}")], contract)
+        return _reject("invalid", [_error("task_id", f"el paquete es de la tarea {contract.task_id!r}; "
+                                                     f"este receptor trabaja en {expected_task_id!r}")], contract)
     if already_processed is not None and _seen(contract.handoff_id, already_processed):
         return HandoffResult(ok=True, contract=contract, duplicate=True)
     if evidence_exists is not None and (errors := _missing_evidence(contract, evidence_exists)):
@@ -187,7 +187,7 @@ def accept_handoff(value: object, *, expected_task_id: object, allowed_tools: ob
     if problem := _state_problem(contract, state_version):
         return _reject("stale", [_error("state_version", problem)], contract)
     allowed = _names(allowed_tools)
-    outside = [_error(f"authority.allowed_tools.{i}", f"tool {tool!r} is outside the receiver's authority")
+    outside = [_error(f"authority.allowed_tools.{i}", f"la tool {tool!r} está fuera de la autoridad del receptor")
                for i, tool in enumerate(contract.authority.allowed_tools) if tool not in allowed]
     if outside:
         return _reject("unauthorized", outside, contract)
@@ -220,8 +220,8 @@ class AuthorityGate(dict[str, Callable[..., Any]]):
         self.handoff_id = handoff_id
 
     def _refusal(self, name: str) -> Callable[..., Any]:
-        message = (f"tool {name!r} is refused: it is outside the authority of handoff {self.handoff_id} "
-                   f"(granted tools: {sorted(self)})")
+        message = (f"se rechaza la tool {name!r}: está fuera de la autoridad del handoff {self.handoff_id} "
+                   f"(tools concedidas: {sorted(self)})")
 
         def refuse(**_input: Any) -> Any:
             raise OutsideAuthority(message)
@@ -244,14 +244,14 @@ def _section(title: str, items: list[str]) -> list[str]:
 
 def contract_brief(contract: HandoffContract) -> str:
     """The receiver's first message: the objective and the distilled state of the contract, nothing else."""
-    lines = [f"Handoff {contract.handoff_id} from {contract.sender} ({contract.reason}).",
-             f"You now own task {contract.task_id}.", f"Objective: {contract.next_objective}"]
-    lines += _section("Verified facts (do not verify them again)", contract.facts.verified)
-    lines += _section("Hypotheses (UNVERIFIED: check before relying on them)", contract.facts.hypotheses)
-    lines += _section("Work done (do not repeat it)", contract.work.done)
-    lines += _section("Remaining work", contract.work.remaining)
-    lines += _section("Constraints", contract.constraints)
-    lines += _section("Acceptance criteria", contract.acceptance)
+    lines = [f"Handoff {contract.handoff_id} de {contract.sender} ({contract.reason}).",
+             f"Ahora eres dueño de la tarea {contract.task_id}.", f"Objetivo: {contract.next_objective}"]
+    lines += _section("Hechos verificados (no los vuelvas a verificar)", contract.facts.verified)
+    lines += _section("Hipótesis (SIN VERIFICAR: compruébalas antes de usarlas)", contract.facts.hypotheses)
+    lines += _section("Trabajo hecho (no lo repitas)", contract.work.done)
+    lines += _section("Trabajo pendiente", contract.work.remaining)
+    lines += _section("Restricciones", contract.constraints)
+    lines += _section("Criterios de aceptación", contract.acceptance)
     return "\n".join(lines)
 
 
