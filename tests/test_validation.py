@@ -232,6 +232,9 @@ def test_the_receiver_runs_with_granted_tools_only():
     for refused in ("t2", "t3", "t4"):
         assert results[refused]["is_error"] is True
         assert "está fuera de la autoridad del handoff TCK-4812-H1" in results[refused]["content"]
+    assert results["t2"]["content"] == ("OutsideAuthority: la tool 'rollback_deploy' está fuera de la autoridad del "
+                                        "handoff TCK-4812-H1: no se ejecutó (tools concedidas: ['check_status_page', "
+                                        "'list_deploys', 'search_logs'])")
     assert final["content"][0]["text"].startswith("Regresión confirmada")
 
 

@@ -220,7 +220,7 @@ class AuthorityGate(dict[str, Callable[..., Any]]):
         self.handoff_id = handoff_id
 
     def _refusal(self, name: str) -> Callable[..., Any]:
-        message = (f"se rechaza la tool {name!r}: está fuera de la autoridad del handoff {self.handoff_id} "
+        message = (f"la tool {name!r} está fuera de la autoridad del handoff {self.handoff_id}: no se ejecutó "
                    f"(tools concedidas: {sorted(self)})")
 
         def refuse(**_input: Any) -> Any:
