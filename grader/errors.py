@@ -13,3 +13,19 @@ class GraderError(Exception):
 
 class MissingPath(GraderError, FileNotFoundError):
     """A file or folder the command needs does not exist (a lesson, the submissions folder)."""
+
+
+class SandboxError(GraderError, RuntimeError):
+    """The sandbox cannot run a kernel: no free sandbox uid, a zygote or a kernel that died while starting."""
+
+
+class KernelStartTimeout(SandboxError, TimeoutError):
+    """A kernel did not bind its sockets within the start-up time."""
+
+
+class InvalidSetting(GraderError, ValueError):
+    """An environment setting of the grader has a value it does not know."""
+
+
+class SandboxSetupError(GraderError, OSError):
+    """A system call that sets the sandbox up failed (in the launcher, before the kernel runs)."""

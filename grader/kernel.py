@@ -33,7 +33,7 @@ from jupyter_client.provisioning import KernelProvisionerFactory
 from traitlets import Bool, Int, Unicode
 
 from . import sandbox, zygote
-from .errors import GraderError
+from .errors import GraderError, InvalidSetting, SandboxError
 from .sandbox import KERNEL_ENV
 
 __all__ = ["KERNEL_ENV", "Kernel", "KernelSupply", "sandbox_mode", "start_worker_supply", "worker_supply"]
@@ -66,10 +66,10 @@ def sandbox_mode() -> str:
     """``full`` (root with namespaces) or ``basic``; ``GRADER_SANDBOX=basic`` forces basic."""
     wanted = os.environ.get("GRADER_SANDBOX", "auto")
     if wanted not in ("auto", "full", "basic"):
-        raise ValueError(f"GRADER_SANDBOX must be auto, full or basic, not {wanted!r}")
+        raise InvalidSetting(f"GRADER_SANDBOX must be auto, full or basic, not {wanted!r}")
     possible = os.geteuid() == 0 and _libc_can_isolate()
     if wanted == "full" and not possible:
-        raise RuntimeError("GRADER_SANDBOX=full needs root and pid, mount and network namespaces")
+        raise SandboxError("GRADER_SANDBOX=full needs root and pid, mount and network namespaces")
     return "basic" if wanted == "basic" or not possible else "full"
 
 
@@ -125,7 +125,7 @@ class UidLease:
         locks.mkdir(mode=0o700, exist_ok=True)
         info = locks.lstat()
         if info.st_uid != 0 or not locks.is_dir() or locks.is_symlink() or info.st_mode & 0o077:
-            raise RuntimeError(f"{locks} must be a folder of root's, mode 0700")
+            raise SandboxError(f"{locks} must be a folder of root's, mode 0700")
         for slot in range(UID_SLOTS):
             fd = os.open(locks / f"{slot}.lock", os.O_RDWR | os.O_CREAT, 0o600)
             try:
@@ -136,7 +136,7 @@ class UidLease:
             self.fd, self.uid = fd, first + slot
             kill_processes_of(self.uid)  # left behind by a grader that was killed
             return
-        raise RuntimeError(f"all {UID_SLOTS} sandbox uids are in use")
+        raise SandboxError(f"all {UID_SLOTS} sandbox uids are in use")
 
     def release(self) -> None:
         """Kill whatever still runs as this uid, then free it for the next kernel."""

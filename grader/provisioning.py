@@ -17,6 +17,7 @@ from typing import Any
 from jupyter_client.connect import KernelConnectionInfo
 from jupyter_client.provisioning import LocalProvisioner
 
+from .errors import KernelStartTimeout, SandboxError
 from .zygote import zygote
 
 STARTUP_TIMEOUT = 60.0
@@ -34,9 +35,9 @@ class SandboxProvisioner(LocalProvisioner):
         deadline = time.monotonic() + STARTUP_TIMEOUT
         while not all(os.path.exists(path) for path in sockets):
             if await self.poll() is not None:
-                raise RuntimeError("the kernel died while starting")
+                raise SandboxError("the kernel died while starting")
             if time.monotonic() > deadline:
-                raise TimeoutError(f"the kernel did not start within {STARTUP_TIMEOUT:g} s")
+                raise KernelStartTimeout(f"the kernel did not start within {STARTUP_TIMEOUT:g} s")
             await asyncio.sleep(0.01)
         folder = os.path.dirname(sockets[0])
         if os.stat(folder).st_uid != os.geteuid():

@@ -28,6 +28,8 @@ from collections.abc import Sequence
 from importlib.util import find_spec
 from types import FrameType
 
+from .errors import SandboxSetupError
+
 KERNEL_ENV = {
     "MPLBACKEND": "Agg",           # plots render without a screen
     "PYTHONHASHSEED": "0",         # set iteration order is the same on every run
@@ -56,7 +58,7 @@ _libc = ctypes.CDLL(None, use_errno=True)
 def _check(result: int, what: str) -> None:
     if result != 0:
         error = ctypes.get_errno()
-        raise OSError(error, f"{what}: {os.strerror(error)}")
+        raise SandboxSetupError(error, f"{what}: {os.strerror(error)}")
 
 
 def die_with_parent() -> None:

@@ -21,6 +21,7 @@ import sys
 from types import FrameType
 
 from . import sandbox
+from .errors import SandboxError
 
 PRELOAD = ("ipykernel.kernelapp", "ipykernel.ipkernel", "ipykernel.zmqshell", "ipykernel.debugger", "IPython",
            "IPython.core.debugger", "handoffs", "reservo_tools", "grader")
@@ -97,7 +98,7 @@ class Zygote:
         self.channel, self.replies = ours, ours.makefile("rb")
         if self.replies.readline() != b"ready\n":
             self.close()
-            raise RuntimeError("the kernel zygote did not start")
+            raise SandboxError("the kernel zygote did not start")
 
     def alive(self) -> bool:
         """Whether the zygote still runs (a basic-mode kernel may have killed it)."""
@@ -108,7 +109,7 @@ class Zygote:
         self.channel.sendall(json.dumps(argv).encode() + b"\n")
         reply = self.replies.readline()
         if not reply:
-            raise RuntimeError("the kernel zygote died")
+            raise SandboxError("the kernel zygote died")
         return int(reply)
 
     def close(self) -> None:
