@@ -139,9 +139,11 @@ class UidLease:
         raise SandboxError(f"all {UID_SLOTS} sandbox uids are in use")
 
     def release(self) -> None:
-        """Kill whatever still runs as this uid, then free it for the next kernel."""
-        kill_processes_of(self.uid)
-        os.close(self.fd)
+        """Kill whatever still runs as this uid, then free it for the next kernel (once)."""
+        if self.fd >= 0:
+            kill_processes_of(self.uid)
+            os.close(self.fd)
+            self.fd = -1
 
     def __repr__(self) -> str:
         return f"UidLease({self.uid})"
@@ -178,7 +180,7 @@ class SandboxedKernelManager(AsyncKernelManager):
     memory_limit = Int(2 * 1024 ** 3, help="Address-space limit of the kernel, in bytes (0: none)")
     mode = Unicode("basic", help="full: own uid and namespaces (root); basic: limits only")
     uid = Int(0, help="The sandbox uid (full mode)")
-    box = Unicode(help="The kernel's own folder: sockets, connection file, work folder")
+    box = Unicode(help="The kernel's own folder: its connection file and work folder")
     root = Unicode(help="An empty folder the launcher builds the kernel's root on (full mode)")
     sockets = Unicode(help="The folder of the kernel's IPC sockets")
     forked = Bool(True, help="Fork the kernel from this process's zygote instead of starting a new Python")
