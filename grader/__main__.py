@@ -1,4 +1,4 @@
-"""The grader's command line: ``python -m grader generate | grade | batch | check``."""
+"""The grader's command line: ``python -m grader generate | grade | batch | manual import | check``."""
 
 import argparse
 import logging
@@ -78,6 +78,16 @@ def cmd_store_outputs(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
+def cmd_manual_import(args: argparse.Namespace) -> int:
+    from .manual import import_marks
+
+    rows = import_marks(args.scores, args.out)
+    pending = [r for r in rows if r["manual_pending"]]
+    print(f"imported the marks of {args.scores} -> {Path(args.out) / 'grades.csv'}; "
+          f"{len(pending)} submission(s) still pending")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     """The argument parser for every subcommand."""
     top = argparse.ArgumentParser(prog="python -m grader", description=__doc__)
@@ -114,6 +124,13 @@ def parser() -> argparse.ArgumentParser:
     p = with_limits(sub.add_parser("store-outputs", help="run guided notebooks and store their outputs"))
     p.add_argument("notebooks", nargs="+")
     p.set_defaults(run=cmd_store_outputs)
+
+    p = sub.add_parser("manual", help="manually graded cells")
+    manual = p.add_subparsers(dest="manual_command", required=True)
+    p = manual.add_parser("import", help="merge the instructor's marks (CSV: submission,grade_id,points) into a batch")
+    p.add_argument("scores", help="CSV with the columns submission,grade_id,points")
+    p.add_argument("--out", required=True, help="the batch's output folder (grades.csv and reports/)")
+    p.set_defaults(run=cmd_manual_import)
 
     p = with_limits(sub.add_parser("check", help="the course's CI gate"))
     p.add_argument("lessons", nargs="*", help="lesson numbers or names (default: the whole course)")

@@ -11,9 +11,9 @@ from .execute import DEFAULT_LIMITS, CellRun, Limits, execute
 from .generate import student_version
 from .hidden import Scrubber, failed_in_hidden
 from .kernel import KernelSupply
-from .metadata import grade_id, is_protected, is_solution, is_test, points, type_problems
+from .metadata import grade_id, is_manual, is_protected, is_solution, is_test, points, type_problems
 from .notebooks import UnusableNotebook, read_notebook
-from .report import Report, TestResult
+from .report import ManualResult, Report, TestResult
 from .scan import scan_cells
 
 STATUS = {"ok": "passed", "error": "failed", "timeout": "timeout", "died": "died", "not-run": "not-run"}
@@ -45,6 +45,12 @@ def _results(source: NotebookNode, assembly: Assembly, runs: list[CellRun]) -> d
             kind = "solution_errors" if gid and is_solution(cell) else "other_errors"
             report_parts[kind].append({"cell": run.index, "grade_id": gid, "error": run.summary})
     return report_parts
+
+
+def _manual(source: NotebookNode, assembly: Assembly) -> list[ManualResult]:
+    """The manually graded cells, pending, each with the answer that was graded (never executed)."""
+    return [ManualResult(gid, points(cell), answer=assembly.notebook.cells[assembly.positions[gid]].source)
+            for cell in source.cells if is_manual(cell) and (gid := grade_id(cell)) in assembly.positions]
 
 
 def feedback_notebook(assembly: Assembly, student: NotebookNode, report: Report) -> NotebookNode:
@@ -93,7 +99,7 @@ def grade_notebooks(source: NotebookNode, submission: NotebookNode, *, limits: L
     for run in runs:
         scrub.run(run)  # before any message is shortened or joined into one line
     report = Report(submission=names[1], source=names[0], tampered=assembly.tampered, notes=assembly.notes,
-                    suspicious=suspicious, **_results(source, assembly, runs))
+                    suspicious=suspicious, manual=_manual(source, assembly), **_results(source, assembly, runs))
     return report, feedback_notebook(assembly, student, report)
 
 

@@ -30,7 +30,10 @@ from .report import Report, feedback_html
 
 logger = logging.getLogger(__name__)
 
-COLUMNS = ("submission", "source", "score", "max_score", "status", "error", "tampered", "suspicious", "cached")
+COLUMNS = ("submission", "source", "score", "max_score", "status", "error", "tampered", "suspicious", "cached",
+           "manual_pending", "manual_score", "manual_max", "total_score", "total_max")
+"""score/max_score are the autograded points only; the manual_* columns are the cells graded by hand
+(``manual_pending`` lists ``grade_id:points`` still to grade); total_* is filled once nothing is pending."""
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -103,7 +106,7 @@ def grade_one(submission: str | os.PathLike[str], source: str | os.PathLike[str]
                                      (str(source), row["submission"]))
         row.update(score=f"{report.score:g}", max_score=f"{report.max_score:g}", status="graded",
                    tampered=" ".join(f"{t['grade_id']}:{t['problem']}" for t in report.tampered),
-                   suspicious=" ".join(report.suspicious))
+                   suspicious=" ".join(report.suspicious), **manual_columns(report.to_dict()))
         write_atomic(out / "feedback" / f"{_slug(submission, root)}.html", feedback_html(report, feedback_nb))
         write_atomic(report_path, json.dumps({"key": key, "row": row, "report": report.to_dict()},
                                              indent=2, ensure_ascii=False, sort_keys=True) + "\n")
@@ -115,6 +118,20 @@ def grade_one(submission: str | os.PathLike[str], source: str | os.PathLike[str]
         logger.debug("grading %s failed", submission, exc_info=True)
         row["error"] = f"grader error: {type(error).__name__}: {' '.join(str(error).split())}"[:500]
     return row
+
+
+def manual_columns(report: dict[str, Any]) -> dict[str, str]:
+    """The CSV's manual-grading columns from a report's data (``Report.to_dict``, marks maybe imported)."""
+    manual = report.get("manual", [])
+    pending = [m for m in manual if m.get("points") is None]
+    manual_score = sum(m["points"] for m in manual if m.get("points") is not None)
+    manual_max = sum(m["max_points"] for m in manual)
+    done, graded = not pending, len(pending) < len(manual)
+    return {"manual_pending": " ".join(f"{m['grade_id']}:{m['max_points']:g}" for m in pending),
+            "manual_score": f"{manual_score:g}" if graded or not manual else "",
+            "manual_max": f"{manual_max:g}",
+            "total_score": f"{report['score'] + manual_score:g}" if done else "",
+            "total_max": f"{report['max_score'] + manual_max:g}"}
 
 
 def spreadsheet_safe(value: Any) -> str:

@@ -60,6 +60,11 @@ def is_test(cell: NotebookNode) -> bool:
     return cell.get("cell_type") == "code" and is_grade(cell) and not is_solution(cell)
 
 
+def is_manual(cell: NotebookNode) -> bool:
+    """A manually graded answer: grade and solution (nbgrader's "manually graded answer"), never autograded."""
+    return is_grade(cell) and is_solution(cell)
+
+
 def tags(cell: NotebookNode) -> list[str]:
     """The cell's tags; a single string is one tag (never a list of characters), anything else none."""
     metadata = cell.get("metadata")

@@ -13,7 +13,8 @@ import mistune
 from markupsafe import Markup
 from nbformat import NotebookNode
 
-STATUS_MARK = {"passed": "✔", "failed": "✘", "timeout": "⏱", "died": "☠", "not-run": "…"}
+STATUS_MARK = {"passed": "✔", "failed": "✘", "timeout": "⏱", "died": "☠", "not-run": "…", "pending": "✎",
+               "graded": "✎"}
 
 
 @dataclass
@@ -28,6 +29,23 @@ class TestResult:
 
 
 @dataclass
+class ManualResult:
+    """A manually graded cell: pending until the instructor's mark is imported (``grader manual import``)."""
+
+    grade_id: str
+    max_points: float
+    points: float | None = None  # None while pending
+    answer: str = ""  # what the student wrote, for the instructor to read
+
+    @property
+    def status(self) -> str:
+        return "pending" if self.points is None else "graded"
+
+    def shown_points(self) -> str:
+        return f"{'-' if self.points is None else format(self.points, 'g')}/{self.max_points:g}"
+
+
+@dataclass
 class Report:
     """The grade of one submission against one source notebook."""
 
@@ -39,6 +57,7 @@ class Report:
     solution_errors: list[dict[str, Any]] = field(default_factory=list)
     other_errors: list[dict[str, Any]] = field(default_factory=list)
     suspicious: list[str] = field(default_factory=list)  # tampering the static scan found; never scored
+    manual: list[ManualResult] = field(default_factory=list)  # graded by hand; apart from score/max_score
 
     @property
     def score(self) -> float:
@@ -48,10 +67,20 @@ class Report:
     def max_score(self) -> float:
         return sum(result.max_points for result in self.exercises)
 
+    @property
+    def manual_pending(self) -> list[ManualResult]:
+        return [m for m in self.manual if m.points is None]
+
+    @property
+    def manual_max(self) -> float:
+        return sum(m.max_points for m in self.manual)
+
     def to_dict(self) -> dict[str, Any]:
-        """Everything in the report as plain data (the --json format)."""
+        """Everything in the report as plain data (the --json format); manual cells apart from the auto score."""
         data = asdict(self)
-        data.update(score=self.score, max_score=self.max_score)
+        data["manual"] = [{**asdict(m), "status": m.status} for m in self.manual]
+        data.update(score=self.score, max_score=self.max_score, manual_max=self.manual_max,
+                    manual_pending=[m.grade_id for m in self.manual_pending])
         return data
 
     def to_json(self) -> str:
@@ -61,11 +90,15 @@ class Report:
     def table(self) -> str:
         """A plain-text table: exercise, points, status, feedback."""
         rows = [(r.grade_id, f"{r.points:g}/{r.max_points:g}", r.status, r.feedback) for r in self.exercises]
+        rows += [(m.grade_id, m.shown_points(), m.status, "graded by hand") for m in self.manual]
         header = ("exercise", "points", "status", "feedback")
         widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(3)]
         lines = ["  ".join(str(cell).ljust(width) for cell, width in zip(row[:3], widths, strict=True))
                  + "  " + row[3] for row in [header, *rows]]
         lines.append(f"score: {self.score:g}/{self.max_score:g}")
+        if self.manual_pending:
+            lines.append(f"manual: {sum(m.max_points for m in self.manual_pending):g} point(s) pending, graded by "
+                         f"hand: {', '.join(f'{m.grade_id}:{m.max_points:g}' for m in self.manual_pending)}")
         lines += [f"restored: {t['grade_id']} ({t['problem']})" for t in self.tampered]
         lines += [f"note: {note}" for note in self.notes]
         if self.suspicious:
@@ -75,6 +108,7 @@ class Report:
     def _repr_markdown_(self) -> str:
         rows = "\n".join(f"| {r.grade_id} | {r.points:g}/{r.max_points:g} | {STATUS_MARK.get(r.status, '')} "
                          f"{r.status} | {r.feedback.replace('|', '/')} |" for r in self.exercises)
+        rows += "".join(f"\n| {m.grade_id} | {m.shown_points()} | {m.status} | graded by hand |" for m in self.manual)
         return (f"**{self.score:g}/{self.max_score:g}**\n\n| exercise | points | status | feedback |\n"
                 f"|---|---|---|---|\n{rows}")
 
@@ -163,6 +197,8 @@ def feedback_html(report: Report, notebook: NotebookNode) -> str:
     budget = _Budget(PAGE_CHARS)
     rows = [{"grade_id": r.grade_id, "points": f"{r.points:g}/{r.max_points:g}", "mark": STATUS_MARK.get(r.status, ""),
              "status": r.status, "feedback": r.feedback} for r in report.exercises]
+    rows += [{"grade_id": m.grade_id, "points": m.shown_points(), "mark": STATUS_MARK.get(m.status, ""),
+              "status": m.status, "feedback": "graded by hand"} for m in report.manual]
     cells = [view for cell in notebook.cells if (view := _cell(cell, budget))]
     return _template().render(title=Path(report.submission).name, style=PAGE_STYLE, rows=rows, cells=cells,
                               score=f"{report.score:g}/{report.max_score:g}", omitted=budget.omitted)

@@ -1,0 +1,194 @@
+"""Manually graded cells: kept for the student, never run, pending in the report, marks imported later."""
+
+import csv
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+
+import grader.api
+import grader.batch
+import grader.notebooks
+from grader.__main__ import main
+from grader.api import grade_notebooks
+from grader.batch import batch
+from grader.course_check import check_solution, check_student
+from grader.execute import Limits
+from grader.generate import TEXT_STUB, student_version
+from grader.notebooks import dumps
+from grader.report import feedback_html
+
+
+def _meta(gid, **flags):
+    return {"nbgrader": {"grade": False, "solution": False, "locked": False, "grade_id": gid, "schema_version": 3,
+                         **flags}}
+
+
+def make_source() -> nbformat.NotebookNode:
+    """One autograded exercise (2 points) and one written answer graded by hand (3 points)."""
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "handoffs-course", "display_name": "Python (handoffs course)",
+                                 "language": "python"}
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# Mini lab", id="intro"),
+        nbformat.v4.new_code_cell("def double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION",
+                                  id="double", metadata=_meta("double", solution=True)),
+        nbformat.v4.new_code_cell("from grader import assert_same\nassert_same(double(3), 6, 'el doble')",
+                                  id="test_double", metadata=_meta("test_double", grade=True, locked=True,
+                                                                   points=2)),
+        nbformat.v4.new_markdown_cell("Rúbrica: 3 puntos.", id="rubric"),
+        nbformat.v4.new_markdown_cell("La hipótesis se cumple: la medición lo muestra.",
+                                      id="explain", metadata=_meta("explain", grade=True, solution=True, points=3)),
+    ]
+    return nb
+
+
+def answered(student: nbformat.NotebookNode, text: str) -> nbformat.NotebookNode:
+    nb = nbformat.reads(dumps(student), as_version=4)
+    for cell in nb.cells:
+        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if gid == "double":
+            cell.source = "def double(x):\n    return x + x"
+        elif gid == "explain":
+            cell.source = text
+    return nb
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """A batch of two submissions (one answered, one blank), graded once for the module."""
+    root = tmp_path_factory.mktemp("manual")
+    source = make_source()
+    (root / "source.ipynb").write_text(dumps(source), encoding="utf-8")
+    student = student_version(source)
+    subs = root / "subs"
+    subs.mkdir()
+    (subs / "ana.ipynb").write_text(dumps(answered(student, "El tiempo mejora porque <b>x</b>")), encoding="utf-8")
+    (subs / "blank.ipynb").write_text(dumps(student), encoding="utf-8")
+    rows = batch(subs, root / "source.ipynb", root / "out", workers=1, limits=Limits(), progress=False)
+    return root, rows
+
+
+def rows_of(path: Path) -> dict[str, dict[str, str]]:
+    with path.open(encoding="utf-8", newline="") as handle:
+        return {row["submission"]: row for row in csv.DictReader(handle)}
+
+
+def test_student_version_keeps_the_manual_cell_with_the_text_stub():
+    student = student_version(make_source())
+    cell = next(c for c in student.cells if c.get("id") == "explain")
+    assert cell.cell_type == "markdown" and cell.source == TEXT_STUB
+    assert cell.metadata["nbgrader"]["grade"] and cell.metadata["nbgrader"]["solution"]
+
+
+def test_manual_cell_is_pending_apart_from_the_auto_score(tmp_path):
+    source = make_source()
+    student = student_version(source)
+    report, feedback_nb = grade_notebooks(source, answered(student, "Mi análisis"), limits=Limits())
+    assert (report.score, report.max_score) == (2, 2)
+    assert [(m.grade_id, m.max_points, m.points, m.status, m.answer) for m in report.manual] == [
+        ("explain", 3, None, "pending", "Mi análisis")]
+    data = json.loads(report.to_json())
+    assert data["manual"][0]["status"] == "pending" and data["manual_pending"] == ["explain"]
+    assert data["score"] == 2 and data["max_score"] == 2 and data["manual_max"] == 3
+    table = report.table()
+    assert ["explain", "-/3", "pending", "graded", "by", "hand"] in [line.split() for line in table.splitlines()]
+    assert "manual: 3 point(s) pending" in table
+    page = feedback_html(report, feedback_nb)
+    assert "explain" in page and "-/3" in page and "pending" in page and "Mi análisis" in page
+
+
+def test_course_check_leaves_manual_cells_out_of_full_marks_and_zero(tmp_path):
+    source = make_source()
+    (tmp_path / "solution.ipynb").write_text(dumps(source), encoding="utf-8")
+    (tmp_path / "student.ipynb").write_text(dumps(student_version(source)), encoding="utf-8")
+    assert check_solution(tmp_path / "solution.ipynb") == []
+    assert check_student(tmp_path / "solution.ipynb", tmp_path / "student.ipynb") == []
+
+
+def test_batch_lists_pending_manual_points(graded):
+    root, _ = graded
+    rows = rows_of(root / "out" / "grades.csv")
+    assert list(next(iter(rows.values()))) == list(grader.batch.COLUMNS)
+    ana, blank = rows["ana.ipynb"], rows["blank.ipynb"]
+    assert (ana["score"], ana["max_score"], ana["manual_pending"], ana["manual_max"]) == ("2", "2", "explain:3", "3")
+    assert (ana["manual_score"], ana["total_score"], ana["total_max"]) == ("", "", "5")
+    assert (blank["score"], blank["manual_pending"]) == ("0", "explain:3")
+    saved = json.loads((root / "out" / "reports" / "ana.json").read_text(encoding="utf-8"))
+    assert saved["report"]["manual"][0]["answer"] == "El tiempo mejora porque <b>x</b>"
+
+
+def write_scores(path: Path, lines: list[str]) -> Path:
+    path.write_text("submission,grade_id,points\n" + "".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("nobody.ipynb,explain,2", "unknown submission"),
+    ("ana.ipynb,double,2", "no manually graded cell 'double'"),
+    ("ana.ipynb,explain,4", "between 0 and 3"),
+    ("ana.ipynb,explain,-1", "between 0 and 3"),
+    ("ana.ipynb,explain,tres", "not a number"),
+])
+def test_bad_marks_are_refused_and_nothing_is_written(graded, tmp_path, capsys, line, message):
+    root, _ = graded
+    before = {p: p.read_bytes() for p in (root / "out").rglob("*") if p.is_file()}
+    scores = write_scores(tmp_path / "scores.csv", ["blank.ipynb,explain,0", line])
+    assert main(["manual", "import", str(scores), "--out", str(root / "out")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert {p: p.read_bytes() for p in (root / "out").rglob("*") if p.is_file()} == before
+
+
+def test_import_merges_marks_without_running_anything(graded, tmp_path, monkeypatch, capsys):
+    root, _ = graded
+    out = tmp_path / "out"
+    out.mkdir()
+    for path in (root / "out").rglob("*"):
+        if path.is_file():
+            target = out / path.relative_to(root / "out")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(path.read_bytes())
+
+    def no_running(*args, **kwargs):
+        raise AssertionError("manual import ran a notebook")
+
+    monkeypatch.setattr(grader.api, "execute", no_running)
+    monkeypatch.setattr(grader.batch, "_grade", no_running)
+    monkeypatch.setattr(nbformat, "read", no_running)
+    monkeypatch.setattr(grader.notebooks, "read_notebook", no_running)
+    scores = write_scores(tmp_path / "scores.csv", ["ana.ipynb,explain,2.5"])
+    assert main(["manual", "import", str(scores), "--out", str(out)]) == 0
+    assert "1 submission(s) still pending" in capsys.readouterr().out
+    rows = rows_of(out / "grades.csv")
+    ana, blank = rows["ana.ipynb"], rows["blank.ipynb"]
+    assert (ana["score"], ana["max_score"], ana["manual_pending"]) == ("2", "2", "")
+    assert (ana["manual_score"], ana["manual_max"], ana["total_score"], ana["total_max"]) == ("2.5", "3", "4.5", "5")
+    assert (blank["manual_pending"], blank["total_score"]) == ("explain:3", "")
+    saved = json.loads((out / "reports" / "ana.json").read_text(encoding="utf-8"))
+    assert saved["report"]["manual"][0]["points"] == 2.5 and saved["report"]["manual"][0]["status"] == "graded"
+    assert saved["report"]["score"] == 2 and saved["report"]["manual_pending"] == []
+    # a later file completes the class; the earlier mark stays
+    scores = write_scores(tmp_path / "more.csv", ["blank.ipynb,explain,0"])
+    assert main(["manual", "import", str(scores), "--out", str(out)]) == 0
+    rows = rows_of(out / "grades.csv")
+    assert rows["blank.ipynb"]["total_score"] == "0" and rows["ana.ipynb"]["total_score"] == "4.5"
+
+
+def test_real_nbgrader_releases_the_same_stub_and_leaves_it_for_manual_grading(tmp_path):
+    from nbgrader.api import Gradebook
+
+    from grader.nbgrader_course import nbgrader_scores
+
+    source = make_source()
+    (tmp_path / "lab.ipynb").write_text(dumps(source), encoding="utf-8")
+    (tmp_path / "ana.ipynb").write_text(dumps(answered(student_version(source), "Mi análisis")), encoding="utf-8")
+    scores = nbgrader_scores(tmp_path / "lab.ipynb", {"ana": tmp_path / "ana.ipynb"}, tmp_path / "course")
+    assert scores == {"ana": 2.0}  # the same auto score as ours; the written answer waits for the instructor
+    released = nbformat.read(tmp_path / "course" / "release" / "lesson" / "lab.ipynb", as_version=4)
+    assert next(c for c in released.cells if c.get("id") == "explain").source == TEXT_STUB
+    with Gradebook(f"sqlite:///{tmp_path / 'course' / 'gradebook.db'}") as gradebook:
+        submission = gradebook.find_submission("lesson", "ana")
+        assert submission.needs_manual_grade
+        assert submission.max_score == 5
