@@ -33,7 +33,7 @@ def _reports(out: Path) -> dict[str, tuple[Path, dict[str, Any]]]:
 
 
 def _marks(scores: Path, reports: dict[str, tuple[Path, dict[str, Any]]]) -> dict[tuple[str, str], float]:
-    with scores.open(encoding="utf-8", newline="") as handle:
+    with scores.open(encoding="utf-8-sig", newline="") as handle:  # a spreadsheet may write a BOM
         reader = csv.DictReader(handle)
         missing = [c for c in NEEDED if c not in (reader.fieldnames or [])]
         if missing:

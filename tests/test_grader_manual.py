@@ -130,6 +130,7 @@ def write_scores(path: Path, lines: list[str]) -> Path:
     ("ana.ipynb,explain,4", "between 0 and 3"),
     ("ana.ipynb,explain,-1", "between 0 and 3"),
     ("ana.ipynb,explain,tres", "not a number"),
+    ("blank.ipynb,explain,1", "a second mark for blank.ipynb explain"),
 ])
 def test_bad_marks_are_refused_and_nothing_is_written(graded, tmp_path, capsys, line, message):
     root, _ = graded
@@ -139,6 +140,14 @@ def test_bad_marks_are_refused_and_nothing_is_written(graded, tmp_path, capsys, 
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
     assert {p: p.read_bytes() for p in (root / "out").rglob("*") if p.is_file()} == before
+
+
+def test_a_scores_file_without_the_columns_is_refused(graded, tmp_path, capsys):
+    root, _ = graded
+    scores = tmp_path / "scores.csv"
+    scores.write_text("student,cell,mark\nana.ipynb,explain,2\n", encoding="utf-8")
+    assert main(["manual", "import", str(scores), "--out", str(root / "out")]) == 2
+    assert "missing column(s) submission, grade_id, points" in capsys.readouterr().err
 
 
 def test_import_merges_marks_without_running_anything(graded, tmp_path, monkeypatch, capsys):
@@ -159,6 +168,7 @@ def test_import_merges_marks_without_running_anything(graded, tmp_path, monkeypa
     monkeypatch.setattr(nbformat, "read", no_running)
     monkeypatch.setattr(grader.notebooks, "read_notebook", no_running)
     scores = write_scores(tmp_path / "scores.csv", ["ana.ipynb,explain,2.5"])
+    scores.write_bytes(b"\xef\xbb\xbf" + scores.read_bytes())  # as a spreadsheet saves it
     assert main(["manual", "import", str(scores), "--out", str(out)]) == 0
     assert "1 submission(s) still pending" in capsys.readouterr().out
     rows = rows_of(out / "grades.csv")
