@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError, create_model
 
 from .errors import UsageError
-from .tools import ToolSchema, _without_titles
+from .tools import ToolSchema, model_schema
 
 HANDOFF_TOOL_NAME = "handoff_to_specialist"
 REQUIRED_FIELDS = ("receiver", "reason", "task")
@@ -73,7 +73,7 @@ def input_model(receivers: tuple[str, ...] | None) -> type[HandoffInput]:
 
 def make_handoff_tool(receivers: Sequence[str], description: str = HANDOFF_DESCRIPTION) -> ToolSchema:
     """The schema of the handoff pseudo-tool, with ``receivers`` as the allowed targets."""
-    schema = _without_titles(input_model(tuple(receivers)).model_json_schema())
+    schema = model_schema(input_model(tuple(receivers)))
     return {"name": HANDOFF_TOOL_NAME, "description": description, "input_schema": schema}
 
 

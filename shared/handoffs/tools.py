@@ -13,7 +13,7 @@ import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NotRequired, TypedDict, get_type_hints
 
-from pydantic import create_model
+from pydantic import BaseModel, create_model
 
 from .errors import UsageError
 from .messages import ToolResultBlock, ToolUseBlock, tool_result_block
@@ -43,12 +43,16 @@ def _without_titles(schema: Any) -> Any:
     return schema
 
 
-def json_schema_of(fields: Mapping[str, tuple[Any, Any]], name: str) -> dict[str, Any]:
-    """The JSON Schema of an object with these ``{name: (type, default or ...)}`` fields."""
-    model = create_model(name, **fields)  # type: ignore[call-overload]
+def model_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """A pydantic model's JSON Schema as a tool's input schema: no titles, ``required`` always present."""
     schema = _without_titles(model.model_json_schema())
     schema.setdefault("required", [])
     return dict(schema)
+
+
+def json_schema_of(fields: Mapping[str, tuple[Any, Any]], name: str) -> dict[str, Any]:
+    """The JSON Schema of an object with these ``{name: (type, default or ...)}`` fields."""
+    return model_schema(create_model(name, **fields))  # type: ignore[call-overload]
 
 
 def function_schema(function: Tool, name: str | None = None, description: str | None = None) -> ToolSchema:

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..contract import HandoffContract
-from ..coordinator import Coordination, Coordinator
+from ..coordinator import MAX_HOPS, Coordination, Coordinator
 from ..errors import UsageError
 from ..participants import Escalate, Finish, Handoff, Human, Participant, Progress, Return, ScriptedAgent, Task
 from .ticket import TRIAGE_TO_INFRA, infra_tools
@@ -138,12 +138,13 @@ def _run_multiagent(seed: int) -> dict[str, Any]:
     decisions = [{"ticket": run.task.task_id, "route": _route(run), "hops": run.hops,
                   "final_owner": run.final_owner, "result": run.result, "steps": _decisions(run)} for run in runs]
     rejections: Counter[str] = Counter()
-    cuts, humans = [], []
+    cuts, humans, attempts = [], [], 0
     for run in runs:
-        rejections.update(run.trace.metrics().rejections)
+        metrics = run.trace.metrics()
+        rejections.update(metrics.rejections)
+        attempts += metrics.attempts
         cuts += [f"{run.task.task_id}: {e.reason}" for e in run.trace if e.kind == "cut"]
         humans += [run.task.task_id for e in run.trace if e.kind == "escalation" and e.receiver == HUMAN][:1]
-    attempts = sum(run.trace.metrics().attempts for run in runs)
     result = {
         "tickets": len(runs),
         "closed_by_original_owner": sum(run.final_owner == "triage" for run in runs),
@@ -159,7 +160,7 @@ def _run_multiagent(seed: int) -> dict[str, Any]:
         "kind": "multiagent",
         "seed": seed,
         "inputs": {"tickets": tickets, "agents": ["triage", "infra", "billing"], "human_on_call": HUMAN,
-                   "max_hops": Coordinator([Human(HUMAN)]).max_hops},
+                   "max_hops": MAX_HOPS},
         "decisions": decisions,
         "result": result,
         "evidence": _evidence(runs, result),
@@ -188,7 +189,7 @@ def _evidence(runs: list[Coordination], result: dict[str, Any]) -> list[str]:
         facts.append(f"Rechazos por motivo: {result['rejections']} de {result['transfer_attempts']} intentos "
                      f"de transferencia (tasa {result['rejection_rate']}).")
     facts.append(f"Ningún ticket pasó de {result['max_hops_seen']} salto(s); el límite es "
-                 f"{Coordinator([Human(HUMAN)]).max_hops}. Ciclos cortados: {result['cycles_cut']}.")
+                 f"{MAX_HOPS}. Ciclos cortados: {result['cycles_cut']}.")
     return facts
 
 
