@@ -83,6 +83,12 @@ def _grade(source_bytes: bytes, submission_nb: Callable[[], Any], limits: Limits
                                student=student)
 
 
+def _error_row(submission: Path, root: Path, error: str) -> dict[str, str]:
+    """A submission's CSV row before (or instead of) its grade: status error, every other column empty."""
+    return {**dict.fromkeys(COLUMNS, ""), "submission": str(submission.relative_to(root)), "status": "error",
+            "error": error, "cached": "no"}
+
+
 def grade_one(submission: str | os.PathLike[str], source: str | os.PathLike[str], root: Path,
               out: str | os.PathLike[str], limits: Limits, submission_bytes: bytes | None = None,
               source_bytes: bytes | None = None) -> dict[str, str]:
@@ -91,8 +97,7 @@ def grade_one(submission: str | os.PathLike[str], source: str | os.PathLike[str]
     ``source`` is the matched source notebook; the bytes of both files, when given, were read earlier.
     """
     submission, source, out = Path(submission), Path(source), Path(out)
-    row = {**dict.fromkeys(COLUMNS, ""), "submission": str(submission.relative_to(root)), "source": str(source),
-           "status": "error", "cached": "no"}
+    row = {**_error_row(submission, root, ""), "source": str(source)}
     report_path = out / "reports" / f"{_slug(submission, root)}.json"
     try:
         submission_bytes = _read(submission) if submission_bytes is None else submission_bytes
@@ -168,8 +173,7 @@ def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out
                 sources[matched] = _read(matched)
             tasks.append((path, matched, directory, out, limits, _read(path), sources[matched]))
         except GraderError as error:
-            rows.append({**dict.fromkeys(COLUMNS, ""), "submission": str(path.relative_to(directory)),
-                         "status": "error", "error": " ".join(str(error).split()), "cached": "no"})
+            rows.append(_error_row(path, directory, " ".join(str(error).split())))
     done: Iterable[tuple[int, dict[str, str] | BaseException]] = run_tasks(grade_one, tasks, workers, limits)
     if progress:
         from tqdm import tqdm
@@ -177,9 +181,7 @@ def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out
     for index, result in done:
         if isinstance(result, BaseException):  # the worker process itself failed
             path = tasks[index][0]
-            rows.append({**dict.fromkeys(COLUMNS, ""), "submission": str(path.relative_to(directory)),
-                         "status": "error", "error": f"worker failed: {type(result).__name__}: {result}",
-                         "cached": "no"})
+            rows.append(_error_row(path, directory, f"worker failed: {type(result).__name__}: {result}"))
         else:
             rows.append(result)
     write_csv(rows, out / "grades.csv")
