@@ -33,13 +33,15 @@ from nbclient.exceptions import DeadKernelError
 from nbformat import NotebookNode
 
 from .guard import install_code, reset_expression, response
-from .kernel import Kernel, KernelSupply
+from .kernel import MAX_MESSAGE, Kernel, KernelSupply
 from .metadata import is_test
 
 logger = logging.getLogger(__name__)
 
 TIMEOUT_ENAME = "CellTimeout"
 RESET_ENAME = "GraderReset"
+REFUSED_ENAME = "OutputLimit"
+REFUSED_MIB = MAX_MESSAGE // 1024 ** 2
 SILENT_TIMEOUT = 10.0
 FREE_MESSAGES = ("status", "execute_input", "clear_output")
 KEPT_CHARS = 2_000      # of an exception message or traceback line kept in a CellRun
@@ -106,6 +108,15 @@ class CappedClient(NotebookClient):
         self.output_cap = output_cap
         self.sizes: dict[int, int] = {}
         self.dropped: dict[int, int] = {}
+        self.refused: set[int] = set()  # cells one message of which was over MAX_MESSAGE
+        self.reply_refused = False
+
+    async def _async_check_alive(self) -> None:
+        """nbclient's check, run each second while a cell runs; a refused reply ends the wait like a death."""
+        await super()._async_check_alive()
+        if _kc(self).refused("shell"):
+            self.reply_refused = True
+            raise DeadKernelError("the kernel's reply was refused")
 
     def process_message(self, msg: dict[str, Any], cell: NotebookNode, cell_index: int) -> NotebookNode | None:
         if msg["msg_type"] not in FREE_MESSAGES:
@@ -134,6 +145,27 @@ def _kc(client: NotebookClient) -> Any:
     return client.kc
 
 
+async def _heal(client: NotebookClient) -> bool:
+    """Reconnect the sockets that refused an oversized message (``CappedKernelClient``); True if any did.
+
+    A new iopub subscription misses what the kernel publishes before it is in place, so this
+    returns once the kernel's status messages arrive on it (or after ``SILENT_TIMEOUT``).
+    """
+    kc = _kc(client)
+    healed = [channel for channel in ("shell", "iopub") if kc.refused(channel)]
+    for channel in healed:
+        kc.reconnect(channel)
+    deadline = monotonic() + SILENT_TIMEOUT
+    while "iopub" in healed and monotonic() < deadline:
+        kc.kernel_info()  # its busy/idle status is published to every subscriber that is in place
+        try:
+            await kc.iopub_channel.get_msg(timeout=0.2)
+            break
+        except Empty:
+            continue
+    return bool(healed)
+
+
 async def _reply(client: NotebookClient, msg_id: str, timeout: float) -> dict[str, Any] | None:
     """The content of the shell reply to ``msg_id``, or None if none came within ``timeout`` seconds."""
     deadline = monotonic() + timeout
@@ -151,6 +183,7 @@ async def _reply(client: NotebookClient, msg_id: str, timeout: float) -> dict[st
 async def _silent(client: NotebookClient, code: str, timeout: float,
                   user_expressions: dict[str, str] | None = None) -> dict[str, Any] | None:
     """Run code the student never sees: no history, no cell events, outputs discarded; the reply or None."""
+    await _heal(client)
     msg_id: str = _kc(client).execute(code, silent=True, store_history=False, user_expressions=user_expressions or {},
                                stop_on_error=False)
     return await _reply(client, msg_id, timeout)
@@ -158,6 +191,7 @@ async def _silent(client: NotebookClient, code: str, timeout: float,
 
 async def _responsive(client: NotebookClient, grace: float) -> bool:
     """Whether the kernel answers a kernel_info request within ``grace`` seconds."""
+    await _heal(client)
     return await _reply(client, _kc(client).kernel_info(), grace) is not None
 
 
@@ -199,7 +233,7 @@ async def _recover(client: NotebookClient, nb: NotebookNode, kept: list[int], se
             return
 
 
-async def _run_cell(client: NotebookClient, cell: NotebookNode, index: int, timeout: float, limits: Limits,
+async def _run_cell(client: CappedClient, cell: NotebookNode, index: int, timeout: float, limits: Limits,
                     replies: dict[int, Any], test: bool) -> tuple[CellRun, bool]:
     """Run one cell; returns its outcome and whether the kernel was restarted.
 
@@ -210,17 +244,25 @@ async def _run_cell(client: NotebookClient, cell: NotebookNode, index: int, time
     client.timeout = max(1, math.ceil(timeout))  # nbclient counts whole seconds
     if not cell.source.strip():
         return CellRun(index, "ok"), False
+    await _heal(client)
     kc = _kc(client)
     if test:  # nbclient has no option for it: its one call to kc.execute gets silent=True
         kc.execute = functools.partial(type(kc).execute, kc, silent=True)
     try:
         await client.async_execute_cell(cell, index, store_history=not test)
     except DeadKernelError:
+        if client.reply_refused:  # the kernel lives on; only its reply was too big to read
+            client.reply_refused = False
+            client.refused.add(index)
+            await _heal(client)
+            return CellRun(index, "error", REFUSED_ENAME, f"the kernel sent a message over {REFUSED_MIB} MiB"), False
         await _restart(client)
         return CellRun(index, "died", "DeadKernelError",
                        "the kernel died while running this cell; it was restarted"), True
     finally:
         vars(kc).pop("execute", None)
+    if await _heal(client):
+        client.refused.add(index)
     reply = replies.pop(index, {}).get("content", {})
     if reply.get("ename") == TIMEOUT_ENAME:
         restarted = not await _responsive(client, limits.interrupt_grace)
@@ -231,9 +273,12 @@ async def _run_cell(client: NotebookClient, cell: NotebookNode, index: int, time
 
 
 def _mark_truncated(client: CappedClient, nb: NotebookNode) -> None:
-    for index, dropped in client.dropped.items():
+    notes = {index: f"{dropped} characters over the limit" for index, dropped in client.dropped.items()}
+    for index in client.refused:
+        notes[index] = f"a message over {REFUSED_MIB} MiB was refused"
+    for index, note in sorted(notes.items()):
         nb.cells[index].outputs.append(nbformat.v4.new_output(
-            "stream", name="stdout", text=f"\n[output truncated: {dropped} characters over the limit]\n"))
+            "stream", name="stdout", text=f"\n[output truncated: {note}]\n"))
 
 
 async def run_notebook(nb: NotebookNode, limits: Limits = DEFAULT_LIMITS,

@@ -26,11 +26,13 @@ from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any, TypeVar
 
+import zmq
 from jupyter_client.asynchronous.client import AsyncKernelClient
+from jupyter_client.connect import channel_socket_types
 from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import AsyncKernelManager
 from jupyter_client.provisioning import KernelProvisionerFactory
-from traitlets import Bool, Int, Unicode
+from traitlets import Bool, Int, Type, Unicode
 
 from . import sandbox, zygote
 from .errors import GraderError, InvalidSetting, SandboxError
@@ -42,6 +44,7 @@ FIRST_UID = 1_900_000_000  # sandbox uids: FIRST_UID + slot, a range no account 
 UID_SLOTS = 1000
 UID_LOCKS = Path("/run/grader-uids")  # one place for every grader on the machine, whatever its TMPDIR
 MAX_SOCKETS_PATH = 100  # an IPC socket's path (sockets + "/k-1") must fit in 107 bytes
+MAX_MESSAGE = 4 * 1024 ** 2  # bytes of one message part from a kernel; far above any output cap
 T = TypeVar("T")
 PROVISIONERS = {"grader-sandbox": "SandboxProvisioner", "grader-zygote": "ZygoteProvisioner"}
 for _name, _class in PROVISIONERS.items():  # jupyter_client's provisioner hook, without an install step
@@ -174,6 +177,59 @@ def kill_processes_of(uid: int, patience: float = 3.0) -> None:
         time.sleep(0.02)
 
 
+class CappedKernelClient(AsyncKernelClient):
+    """A kernel client whose shell and iopub sockets refuse any message part over ``MAX_MESSAGE`` bytes.
+
+    ZeroMQ drops the connection before it reads such a part, so a kernel that prints 200 MB at
+    once costs the grader nothing. A dropped connection is not made again by ZeroMQ:
+    ``refused`` tells (from the socket's monitor) and ``reconnect`` makes a new one.
+    """
+
+    def _capped(self, channel: str, identity: bytes | None) -> zmq.Socket[Any]:
+        sock = self.context.socket(channel_socket_types[channel])
+        sock.linger = 1000
+        sock.maxmsgsize = MAX_MESSAGE  # set before connecting: libzmq copies it into the connection
+        if identity:
+            sock.identity = identity
+        monitor = sock.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+        self._close_monitor(channel)
+        self._monitors[channel] = (monitor, zmq.Socket.shadow(monitor))  # the shadow is polled without a loop
+        sock.connect(self._make_url(channel))
+        return sock
+
+    @property
+    def _monitors(self) -> dict[str, tuple[zmq.Socket[Any], zmq.Socket[Any]]]:
+        return self.__dict__.setdefault("_capped_monitors", {})
+
+    def _close_monitor(self, channel: str) -> None:
+        if channel in self._monitors:
+            self._monitors.pop(channel)[0].close(linger=0)
+
+    def connect_iopub(self, identity: bytes | None = None) -> zmq.Socket[Any]:
+        sock = self._capped("iopub", identity)
+        sock.setsockopt(zmq.SUBSCRIBE, b"")
+        return sock
+
+    def connect_shell(self, identity: bytes | None = None) -> zmq.Socket[Any]:
+        return self._capped("shell", identity)
+
+    def refused(self, channel: str) -> bool:
+        """Whether ``channel`` ("shell" or "iopub") lost its connection since it was made."""
+        watched = self._monitors.get(channel)
+        return watched is not None and bool(watched[1].poll(0))
+
+    def reconnect(self, channel: str) -> None:
+        """Replace ``channel``'s socket with a new connection; what the kernel sent meanwhile is lost."""
+        getattr(self, f"{channel}_channel").close()
+        setattr(self, f"_{channel}_channel", None)
+        getattr(self, f"{channel}_channel")  # the property connects a new socket
+
+    def stop_channels(self) -> None:
+        super().stop_channels()
+        for channel in list(self._monitors):
+            self._close_monitor(channel)
+
+
 class SandboxedKernelManager(AsyncKernelManager):
     """A kernel manager that starts the kernel through ``python -m grader.sandbox``."""
 
@@ -184,6 +240,7 @@ class SandboxedKernelManager(AsyncKernelManager):
     root = Unicode(help="An empty folder the launcher builds the kernel's root on (full mode)")
     sockets = Unicode(help="The folder of the kernel's IPC sockets")
     forked = Bool(True, help="Fork the kernel from this process's zygote instead of starting a new Python")
+    client_factory = Type(CappedKernelClient, klass=AsyncKernelClient)
 
     @property
     def kernel_spec(self) -> KernelSpec | None:

@@ -260,6 +260,36 @@ def test_a_flood_stays_within_the_cap_and_the_memory_stays_flat():
     assert grown_mib < 60, f"the grader kept {grown_mib:.0f} MiB"
 
 
+ONE_HUGE_MESSAGE = """
+import json, resource, sys
+from nbformat.v4 import new_code_cell, new_notebook
+from grader.execute import Limits, execute
+
+def rss_mib():
+    return next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmRSS")) // 1024
+
+cells = ["print('x' * 200_000_000)", "print('still here')", "raise ValueError('y' * 100_000_000)",
+         "x = 'z' * 150_000_000\\nx", "print('after')"]
+nb = new_notebook(cells=[new_code_cell(code) for code in cells])
+before = rss_mib()
+runs = execute(nb, Limits(cell_timeout=20))
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+print(json.dumps({"grown": peak - before, "runs": [[r.status, r.ename] for r in runs],
+                  "outputs": [[o.get("text", "") for o in cell.outputs] for cell in nb.cells]}))
+"""
+
+
+def test_one_huge_message_is_refused_unread_and_the_next_cells_still_speak():
+    """A single 200 MB print once peaked the grader near 600 MB before the cap could drop it."""
+    done = subprocess.run([sys.executable, "-c", ONE_HUGE_MESSAGE], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout)
+    assert result["runs"] == [["ok", ""], ["ok", ""], ["error", "OutputLimit"], ["ok", ""], ["ok", ""]]
+    refused = "\n[output truncated: a message over 4 MiB was refused]\n"
+    assert result["outputs"] == [[refused], ["still here\n"], [refused], [refused], ["after\n"]]
+    assert result["grown"] < 60, f"the grader's memory peaked {result['grown']} MiB above its start"
+
+
 def test_the_feedback_page_stays_small(tmp_path):
     from grader.report import PAGE_CHARS, Report, feedback_html
 
