@@ -19,9 +19,14 @@ def _limits(args: argparse.Namespace) -> Limits:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    from .generate import generate
+    from .generate import EditedStudentNotebook, generate, refusal
 
-    changed = generate(args.solutions, args.student, args.lessons)
+    try:
+        changed = generate(args.solutions, args.student, args.lessons, force=args.force)
+    except EditedStudentNotebook as error:  # one line per file, and nothing written
+        for path in error.paths:
+            print(f"error: {refusal(path)}", file=sys.stderr)
+        return 2
     for path in changed:
         print(f"wrote {path}")
     print(f"{len(changed)} student notebook(s) changed")
@@ -104,6 +109,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("lessons", nargs="*", help="lesson numbers or names (default: all)")
     p.add_argument("--solutions", default=SOLUTIONS)
     p.add_argument("--student", default=STUDENT)
+    p.add_argument("--force", action="store_true", help="overwrite student notebooks edited since generate wrote them")
     p.set_defaults(run=cmd_generate)
 
     p = with_limits(sub.add_parser("grade", help="grade one submission"))

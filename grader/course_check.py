@@ -13,7 +13,7 @@ from .api import grade_notebooks
 from .course import chosen, guided_notebooks, solution_notebooks, student_notebooks, student_path
 from .errors import GraderError
 from .execute import DEFAULT_LIMITS, Limits, execute
-from .generate import student_version
+from .generate import stamped, student_version
 from .kernel import worker_supply
 from .metadata import metadata_problems, tags
 from .notebooks import dumps, read_notebook, tidy, write_atomic
@@ -88,10 +88,9 @@ def check_student(source_path: Path, student_path: Path, limits: Limits = DEFAUL
     """The student notebook is what generate writes, scores zero everywhere, and fails nowhere else."""
     source = read_notebook(source_path)
     student = student_version(source, str(source_path))
-    expected = dumps(student)
     if not student_path.exists():
         return [f"{student_path}: missing; run `python -m grader generate`"]
-    if student_path.read_text(encoding="utf-8") != expected:
+    if student_path.read_text(encoding="utf-8") not in (stamped(student), dumps(student)):  # unstamped: older
         return [f"{student_path}: out of sync with {source_path}; run `python -m grader generate`"]
     report, _ = grade_notebooks(source, read_notebook(student_path), limits=limits,
                                 names=(str(source_path), str(student_path)), supply=worker_supply(),

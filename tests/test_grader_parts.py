@@ -12,8 +12,8 @@ import pytest
 
 from grader import assert_same
 from grader.assemble import assemble
-from grader.course_check import check_course
-from grader.generate import InvalidSource, generate, student_version
+from grader.course_check import check_course, check_student
+from grader.generate import EditedStudentNotebook, InvalidSource, generate, student_version
 from grader.metadata import metadata_problems
 from grader.notebooks import UnusableNotebook, dumps, read_notebook
 
@@ -50,6 +50,75 @@ def test_generate_is_deterministic_and_idempotent(tmp_path):
     assert (tmp_path / "student" / "01_mini.ipynb").read_text(encoding="utf-8") == text
     with pytest.raises(FileNotFoundError, match="no solution notebook for \\['07'\\]"):
         generate(tmp_path / "solutions", tmp_path / "student", ["07"])
+
+
+def two_lessons(root):
+    """A course of two lessons, generated; returns (solutions, student) folders."""
+    (root / "solutions").mkdir()
+    for name in ("01_mini", "02_mini"):
+        shutil.copy(SOURCE, root / "solutions" / f"{name}.ipynb")
+    generate(root / "solutions", root / "student")
+    return root / "solutions", root / "student"
+
+
+def edit_intro(path, text):
+    nb = read_notebook(path)
+    by_id(nb, "intro").source = text
+    path.write_text(dumps(nb), encoding="utf-8")
+
+
+def test_generate_refuses_to_overwrite_a_students_answers_all_or_nothing(tmp_path):
+    solutions, student = two_lessons(tmp_path)
+    answered = read_notebook(student / "01_mini.ipynb")
+    assert answered.metadata["grader"]["generated"]  # the stamp travels inside the notebook (git clone, copies)
+    by_id(answered, "charge").source = "def charge(price_cents):\n    return price_cents // 2  # mi respuesta"
+    (student / "01_mini.ipynb").write_text(dumps(answered), encoding="utf-8")
+    ran = read_notebook(student / "02_mini.ipynb")  # only run: outputs and counts are not work to keep
+    by_id(ran, "setup").execution_count = 1
+    by_id(ran, "setup").outputs = [nbformat.v4.new_output("stream", name="stdout", text="hola\n")]
+    (student / "02_mini.ipynb").write_text(dumps(ran), encoding="utf-8")
+    for name in ("01_mini", "02_mini"):  # the instructor changes both lessons
+        edit_intro(solutions / f"{name}.ipynb", "# Mini lección, versión 2")
+    before = {p.name: p.read_bytes() for p in student.iterdir()}
+    done = cli("generate", "--solutions", str(solutions), "--student", str(student))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.splitlines() == [
+        f"error: {student / '01_mini.ipynb'}: changed since `grader generate` wrote it (a student's answers?); "
+        "pass --force to overwrite it"]
+    assert {p.name: p.read_bytes() for p in student.iterdir()} == before  # nothing written, not even 02
+    done = cli("generate", "--solutions", str(solutions), "--student", str(student), "--force")
+    assert done.returncode == 0, done.stderr
+    assert "2 student notebook(s) changed" in done.stdout
+    assert "mi respuesta" not in (student / "01_mini.ipynb").read_text(encoding="utf-8")
+    assert generate(solutions, student) == []
+
+
+def test_generate_without_a_stamp_overwrites_only_the_same_content(tmp_path):
+    solutions, student = two_lessons(tmp_path)
+    plain = dumps(student_version(read_notebook(solutions / "01_mini.ipynb")))  # as generate wrote it before stamps
+    (student / "01_mini.ipynb").write_text(plain, encoding="utf-8")
+    assert check_student(solutions / "01_mini.ipynb", student / "01_mini.ipynb") == []  # in sync, unstamped
+    assert generate(solutions, student) == [student / "01_mini.ipynb"]  # stamped, nothing lost
+    (student / "01_mini.ipynb").write_text(plain, encoding="utf-8")
+    (student / "02_mini.ipynb").write_text("{not json", encoding="utf-8")
+    edit_intro(solutions / "01_mini.ipynb", "# Otra introducción")
+    with pytest.raises(EditedStudentNotebook) as refused:
+        generate(solutions, student)
+    assert refused.value.paths == [student / "01_mini.ipynb", student / "02_mini.ipynb"]
+    assert (student / "01_mini.ipynb").read_text(encoding="utf-8") == plain
+    assert (student / "02_mini.ipynb").read_text(encoding="utf-8") == "{not json"
+
+
+def test_grading_the_solution_itself_reports_nothing_tampered():
+    src = source()
+    assembly = assemble(src, src, student_version(src))
+    assert (assembly.tampered, assembly.notes) == ([], [])
+    edited = copy.deepcopy(src)
+    by_id(edited, "test_charge").source += "\nassert True"
+    assert assemble(src, edited, student_version(src)).tampered == [{"grade_id": "test_charge", "problem": "edited"}]
+    done = cli("grade", str(SOURCE), "--source", str(SOURCE), "--timeout", "10")
+    assert done.returncode == 0, done.stderr
+    assert "score: 5/5" in done.stdout and "restored:" not in done.stdout and "note:" not in done.stdout
 
 
 def test_metadata_problems_are_all_reported():
@@ -112,7 +181,8 @@ def test_assert_same_compares_types_exactly():
 
 
 def cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "grader", *args], capture_output=True, text=True, cwd=cwd)
+    return subprocess.run([sys.executable, "-m", "grader", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=300)
 
 
 def test_cli_grade_and_exit_codes(tmp_path):
