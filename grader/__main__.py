@@ -35,12 +35,13 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 def cmd_grade(args: argparse.Namespace) -> int:
     from .api import grade_notebooks
-    from .course import match_source
+    from .course import course_root, match_source
     from .notebooks import read_notebook
     from .report import feedback_html
 
     submission = Path(args.submission)
-    source = Path(args.source) if args.source else match_source(submission, Path(args.solutions))
+    solutions = Path(args.solutions) if args.solutions else course_root() / SOLUTIONS
+    source = Path(args.source) if args.source else match_source(submission, solutions)
     report, feedback_nb = grade_notebooks(read_notebook(source), read_notebook(submission), limits=_limits(args),
                                           names=(str(source), str(submission)))
     print(report.table())
@@ -114,8 +115,8 @@ def parser() -> argparse.ArgumentParser:
 
     p = with_limits(sub.add_parser("grade", help="grade one submission"))
     p.add_argument("submission")
-    p.add_argument("--source", help="solution notebook (default: the match in --solutions)")
-    p.add_argument("--solutions", default=SOLUTIONS)
+    p.add_argument("--source", help="solution notebook (default: the match in --solutions, by name, else by its cells)")
+    p.add_argument("--solutions", help="folder of solutions (default: the installed course's, from any folder)")
     p.add_argument("--json", help="write the report as JSON here")
     p.add_argument("--feedback", help="write HTML feedback here")
     p.set_defaults(run=cmd_grade)

@@ -8,6 +8,7 @@ folder, where the cache lives, is out of the kernels' reach (see grader.sandbox)
 """
 
 import csv
+import functools
 import hashlib
 import io
 import json
@@ -177,10 +178,11 @@ def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out
     sources: dict[Path, bytes] = {}
     for path in find_submissions(directory, out):  # every input in memory before any student code runs
         try:
-            matched = match_source(path, Path(source))
+            data = _read(path)
+            matched = match_source(path, Path(source), functools.partial(parse_notebook, data, path))
             if matched not in sources:
                 sources[matched] = _read(matched)
-            tasks.append((path, matched, directory, out, limits, _read(path), sources[matched]))
+            tasks.append((path, matched, directory, out, limits, data, sources[matched]))
         except GraderError as error:
             rows.append(_error_row(path, directory, str(error)))
     done: Iterable[tuple[int, dict[str, str] | BaseException]] = run_tasks(grade_one, tasks, workers, limits)

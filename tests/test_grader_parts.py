@@ -121,6 +121,62 @@ def test_grading_the_solution_itself_reports_nothing_tampered():
     assert "score: 5/5" in done.stdout and "restored:" not in done.stdout and "note:" not in done.stdout
 
 
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_grade_finds_the_lesson_from_the_notebook_from_any_folder(tmp_path):
+    shutil.copy(ROOT / "student" / "03_handoff_pseudo_tool.ipynb", tmp_path / "alice.ipynb")
+    done = cli("grade", "alice.ipynb", "--timeout", "20", cwd=tmp_path)  # the README's example, as written
+    assert done.returncode == 0, done.stderr
+    assert "test_run_until_handoff_loop" in done.stdout and "score: 0/23" in done.stdout
+    (tmp_path / "notes.ipynb").write_text(dumps(nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("x = 1")])), encoding="utf-8")
+    done = cli("grade", "notes.ipynb", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"error: notes.ipynb: no solution in {ROOT / 'solutions'} matches its name or its graded cells; "
+        "pass --source SOLUTION.ipynb"]
+    done = cli("grade", "alice.ipynb", "--solutions", str(tmp_path / "nowhere"), cwd=tmp_path)
+    assert done.returncode == 2 and "pass --source" in done.stderr and len(done.stderr.splitlines()) == 1
+
+
+def test_match_source_by_name_first_then_by_graded_cells(tmp_path):
+    from grader.course import match_source
+
+    folder = tmp_path / "solutions"
+    folder.mkdir()
+    shutil.copy(SOURCE, folder / "01_mini.ipynb")
+    shutil.copy(ROOT / "solutions" / "03_handoff_pseudo_tool.ipynb", folder / "03_handoff_pseudo_tool.ipynb")
+    alice = tmp_path / "alice.ipynb"
+    shutil.copy(ROOT / "student" / "03_handoff_pseudo_tool.ipynb", alice)
+    assert match_source(alice, folder) == folder / "03_handoff_pseudo_tool.ipynb"
+    named = tmp_path / "01_mini.ipynb"
+    shutil.copy(alice, named)  # the name wins, even over the cells
+    assert match_source(named, folder) == folder / "01_mini.ipynb"
+    shutil.copy(SOURCE, folder / "02_copy.ipynb")  # two solutions share every graded cell: no guess
+    shutil.copy(SOURCE, alice)
+    with pytest.raises(UnusableNotebook, match="alice.ipynb: no solution in .* pass --source"):
+        match_source(alice, folder)
+
+
+def test_batch_matches_by_graded_cells_when_names_do_not_match(tmp_path):
+    from grader.batch import batch
+    from grader.execute import Limits
+
+    folder, subs = tmp_path / "solutions", tmp_path / "subs"
+    folder.mkdir()
+    subs.mkdir()
+    shutil.copy(SOURCE, folder / "01_mini.ipynb")
+    shutil.copy(ROOT / "solutions" / "03_handoff_pseudo_tool.ipynb", folder / "03_handoff_pseudo_tool.ipynb")
+    shutil.copy(FIXTURES / "submissions" / "correct.ipynb", subs / "bob.ipynb")
+    (subs / "notes.ipynb").write_text(dumps(nbformat.v4.new_notebook()), encoding="utf-8")
+    rows = batch(subs, folder, tmp_path / "out", workers=1, limits=Limits(cell_timeout=10), progress=False)
+    assert [(r["submission"], r["source"], r["score"], r["status"]) for r in rows] == [
+        ("bob.ipynb", str(folder / "01_mini.ipynb"), "5", "graded"), ("notes.ipynb", "", "", "error")]
+    assert rows[1]["error"] == (f"no solution in {folder} matches its name or its graded cells; "
+                                "pass --source SOLUTION.ipynb")  # the submission column names the file
+
+
 def test_metadata_problems_are_all_reported():
     nb = source()
     by_id(nb, "test_charge").metadata["nbgrader"]["grade_id"] = "test_quote_total"
