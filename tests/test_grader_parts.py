@@ -247,7 +247,7 @@ def test_cli_grade_and_exit_codes(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "test_charge" in done.stdout and "score: 3/5" in done.stdout
     assert json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["score"] == 3
-    assert "Score: 3/5" in (tmp_path / "f.html").read_text(encoding="utf-8")
+    assert "Puntuación: 3/5" in (tmp_path / "f.html").read_text(encoding="utf-8")
     for bad in ("empty", "malformed_json", "not_a_notebook", "wrong_notebook"):
         done = cli("grade", str(FIXTURES / "submissions" / f"{bad}.ipynb"), "--source", str(SOURCE))
         assert done.returncode == 2
@@ -311,6 +311,34 @@ def test_feedback_page_never_trusts_student_html():
     page = feedback_html(Report("alice.ipynb", "src.ipynb"), nb)
     assert "<script>" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "&lt;b&gt;x&lt;/b&gt;" in page
+
+
+def test_feedback_page_makes_failed_tests_stand_out_in_spanish():
+    from grader.api import grade_notebooks
+    from grader.report import ManualResult, Report, TestResult, feedback_html
+
+    report, feedback_nb = grade_notebooks(source(), read_notebook(FIXTURES / "submissions" / "partial.ipynb"))
+    page = feedback_html(report, feedback_nb)
+    assert "2 de 3 pruebas superadas. No pasaron: <a href=\"#prueba-test_charge\">test_charge</a>" in page
+    assert '<tr class="fallo"><td><a href="#prueba-test_charge">test_charge</a></td><td>0/2</td><td>✘ fallida' in page
+    assert '<tr><td><a href="#prueba-test_quote_total">test_quote_total</a></td><td>1/1</td><td>✔ superada' in page
+    failing_cell = page.split('<div class="cell fallo" id="prueba-test_charge">')[1].split("</div>")[0]
+    assert "fallida (0/2): AssertionError: value: expected 3000, got 6000" in failing_cell  # its error, in place
+    assert page.count('id="prueba-test_charge"') == 1 and "charge(6400)" not in page  # no hidden test shown
+
+    cells = [nbformat.v4.new_code_cell("x", metadata={"nbgrader": {"grade": True, "grade_id": gid, "points": 1}})
+             for gid in ("t_hidden", "t_slow")]
+    report = Report("bob.ipynb", "s.ipynb", exercises=[
+        TestResult("t_hidden", 0, 1, "failed", "AssertionError in a hidden test"),
+        TestResult("t_slow", 0, 1, "timeout", "CellTimeout: cell did not finish within 3 s")],
+        manual=[ManualResult("essay", 3)])
+    page = feedback_html(report, nbformat.v4.new_notebook(cells=cells))
+    assert "0 de 2 pruebas superadas" in page and "AssertionError en una prueba oculta" in page
+    assert "⏱ tiempo agotado" in page and "✎ pendiente" in page and "se califica a mano" in page
+    assert '<div class="cell fallo" id="prueba-t_slow">' in page
+    for english in ("Score", "Feedback", "exercise", "points", "status", "passed", "failed", "pending", "graded by",
+                    "hidden test", "omitted"):
+        assert english not in page, english
 
 
 def test_cli_batch_refuses_a_missing_folder(tmp_path):
