@@ -68,7 +68,7 @@ def store_outputs(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[str]:
 
 
 def check_solution(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[str]:
-    """A solution notebook has valid metadata and earns every point, with no cell failing."""
+    """A solution notebook has valid metadata and earns every point, with no cell failing and nothing restored."""
     source = read_notebook(path)
     problems = metadata_problems(source, str(path))
     if problems:
@@ -79,6 +79,7 @@ def check_solution(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[str]:
                  for r in report.exercises if r.points != r.max_points]
     problems += [f"{path}: cell {e['cell']} ({e['grade_id'] or 'no grade_id'}) failed: {e['error']}"
                  for e in report.solution_errors + report.other_errors]
+    problems += [f"{path}: {t['grade_id']}: graded against itself, reported as {t['problem']}" for t in report.tampered]
     if not report.exercises:
         problems.append(f"{path}: no graded test cells")
     return problems
