@@ -19,9 +19,14 @@ def _limits(args: argparse.Namespace) -> Limits:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    from .generate import generate
+    from .generate import EditedStudentNotebook, generate, refusal
 
-    changed = generate(args.solutions, args.student, args.lessons)
+    try:
+        changed = generate(args.solutions, args.student, args.lessons, force=args.force)
+    except EditedStudentNotebook as error:  # one line per file, and nothing written
+        for path in error.paths:
+            print(f"error: {refusal(path)}", file=sys.stderr)
+        return 2
     for path in changed:
         print(f"wrote {path}")
     print(f"{len(changed)} student notebook(s) changed")
@@ -30,12 +35,13 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 def cmd_grade(args: argparse.Namespace) -> int:
     from .api import grade_notebooks
-    from .course import match_source
+    from .course import course_root, match_source
     from .notebooks import read_notebook
     from .report import feedback_html
 
     submission = Path(args.submission)
-    source = Path(args.source) if args.source else match_source(submission, Path(args.solutions))
+    solutions = Path(args.solutions) if args.solutions else course_root() / SOLUTIONS
+    source = Path(args.source) if args.source else match_source(submission, solutions)
     report, feedback_nb = grade_notebooks(read_notebook(source), read_notebook(submission), limits=_limits(args),
                                           names=(str(source), str(submission)))
     print(report.table())
@@ -104,12 +110,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("lessons", nargs="*", help="lesson numbers or names (default: all)")
     p.add_argument("--solutions", default=SOLUTIONS)
     p.add_argument("--student", default=STUDENT)
+    p.add_argument("--force", action="store_true", help="overwrite student notebooks edited since generate wrote them")
     p.set_defaults(run=cmd_generate)
 
     p = with_limits(sub.add_parser("grade", help="grade one submission"))
     p.add_argument("submission")
-    p.add_argument("--source", help="solution notebook (default: the match in --solutions)")
-    p.add_argument("--solutions", default=SOLUTIONS)
+    p.add_argument("--source", help="solution notebook (default: the match in --solutions, by name, else by its cells)")
+    p.add_argument("--solutions", help="folder of solutions (default: the installed course's, from any folder)")
     p.add_argument("--json", help="write the report as JSON here")
     p.add_argument("--feedback", help="write HTML feedback here")
     p.set_defaults(run=cmd_grade)

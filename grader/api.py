@@ -13,7 +13,7 @@ from .hidden import Scrubber, failed_in_hidden
 from .kernel import KernelSupply
 from .metadata import grade_id, is_manual, is_protected, is_solution, is_test, points, type_problems
 from .notebooks import UnusableNotebook, read_notebook
-from .report import ManualResult, Report, TestResult
+from .report import ManualResult, Report, TestResult, result_line
 from .scan import scan_cells
 
 STATUS = {"ok": "passed", "error": "failed", "timeout": "timeout", "died": "died", "not-run": "not-run"}
@@ -63,9 +63,7 @@ def feedback_notebook(assembly: Assembly, student: NotebookNode, report: Report)
         if gid in results:
             result = results[gid]
             cell.source = visible[gid]
-            line = f"{result.status} ({result.points:g}/{result.max_points:g})"
-            line += f": {result.feedback}" if result.feedback else ""
-            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=line + "\n")]
+            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=result_line(result) + "\n")]
     return nb
 
 

@@ -2,7 +2,9 @@
 
 Protected cells (locked cells and test cells, with their metadata and points) come from
 the source, by grade_id, in the source's order - so an edited, retyped, duplicated or
-deleted test cell is put back as the source has it, and hidden tests appear only here.
+deleted test cell is put back as the source has it, and hidden tests appear only here. A
+test cell as the source itself has it is not tampering: the solution notebook, graded as an
+instructor's sanity check, reports nothing restored.
 Solution cells come from the submission. Cells the student added run too, right after
 the cell they followed in the submission, without any nbgrader metadata (they can never
 earn points). A duplicated solution cell is kept as extra student code after the first.
@@ -62,13 +64,14 @@ def _index_submission(submission: NotebookNode,
     return copies, followers
 
 
-def _tamper_problem(mine: list[NotebookNode] | None, expected: NotebookNode) -> str | None:
+def _tamper_problem(mine: list[NotebookNode] | None, expected: NotebookNode, original: NotebookNode) -> str | None:
+    """What was done to a protected cell; the source's own text (hidden tests included) is not tampering."""
     if not mine:
         return "deleted"
     cell = mine[0]
     if cell.cell_type != expected.cell_type:
         return f"retyped from {expected.cell_type} to {cell.cell_type}"
-    if cell.source != expected.source:
+    if cell.source not in (expected.source, original.source):
         return "edited"
     if any(nbgrader(cell).get(k) != nbgrader(expected).get(k) for k in COMPARED_METADATA):
         return "metadata edited"
@@ -104,7 +107,7 @@ def assemble(source: NotebookNode, submission: NotebookNode, student: NotebookNo
                 answer.pop("execution_count", None)
             restored = answer
         else:
-            if gid and is_protected(cell) and (problem := _tamper_problem(copies.get(gid), expected[gid])):
+            if gid and is_protected(cell) and (problem := _tamper_problem(copies.get(gid), expected[gid], cell)):
                 assembly.tampered.append({"grade_id": gid, "problem": problem})
             restored = copy.deepcopy(cell)
         if gid:

@@ -8,6 +8,7 @@ folder, where the cache lives, is out of the kernels' reach (see grader.sandbox)
 """
 
 import csv
+import functools
 import hashlib
 import io
 import json
@@ -83,10 +84,19 @@ def _grade(source_bytes: bytes, submission_nb: Callable[[], Any], limits: Limits
                                student=student)
 
 
+def _unnamed(error: str, submission: Path, root: Path) -> str:
+    """The error as one line, without the submission's name in front: the row's first column already says it."""
+    text = " ".join(error.split())
+    for name in (str(submission), str(submission.relative_to(root)), submission.name):
+        if text.startswith(f"{name}: "):
+            return text[len(name) + 2:]
+    return text
+
+
 def _error_row(submission: Path, root: Path, error: str) -> dict[str, str]:
     """A submission's CSV row before (or instead of) its grade: status error, every other column empty."""
     return {**dict.fromkeys(COLUMNS, ""), "submission": str(submission.relative_to(root)), "status": "error",
-            "error": error, "cached": "no"}
+            "error": _unnamed(error, submission, root), "cached": "no"}
 
 
 def grade_one(submission: str | os.PathLike[str], source: str | os.PathLike[str], root: Path,
@@ -116,9 +126,9 @@ def grade_one(submission: str | os.PathLike[str], source: str | os.PathLike[str]
         write_atomic(report_path, json.dumps({"key": key, "row": row, "report": report.to_dict()},
                                              indent=2, ensure_ascii=False, sort_keys=True) + "\n")
     except WrongLesson as error:
-        row.update(status="wrong-lesson", error=" ".join(str(error).split()))
+        row.update(status="wrong-lesson", error=_unnamed(str(error), submission, root))
     except (GraderError, OSError) as error:
-        row["error"] = " ".join(str(error).split())
+        row["error"] = _unnamed(str(error), submission, root)
     except Exception as error:  # noqa: BLE001 - one submission never stops the batch
         logger.debug("grading %s failed", submission, exc_info=True)
         row["error"] = f"grader error: {type(error).__name__}: {' '.join(str(error).split())}"[:500]
@@ -168,12 +178,13 @@ def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out
     sources: dict[Path, bytes] = {}
     for path in find_submissions(directory, out):  # every input in memory before any student code runs
         try:
-            matched = match_source(path, Path(source))
+            data = _read(path)
+            matched = match_source(path, Path(source), functools.partial(parse_notebook, data, path))
             if matched not in sources:
                 sources[matched] = _read(matched)
-            tasks.append((path, matched, directory, out, limits, _read(path), sources[matched]))
+            tasks.append((path, matched, directory, out, limits, data, sources[matched]))
         except GraderError as error:
-            rows.append(_error_row(path, directory, " ".join(str(error).split())))
+            rows.append(_error_row(path, directory, str(error)))
     done: Iterable[tuple[int, dict[str, str] | BaseException]] = run_tasks(grade_one, tasks, workers, limits)
     if progress:
         from tqdm import tqdm

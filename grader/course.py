@@ -5,10 +5,15 @@
     student/NN_name.ipynb     generated from solutions/, never edited by hand
 """
 
+import functools
+from collections.abc import Callable
 from pathlib import Path
 
+from nbformat import NotebookNode
+
 from .errors import MissingPath
-from .notebooks import UnusableNotebook
+from .metadata import grade_id, is_grade, is_solution
+from .notebooks import UnusableNotebook, read_notebook
 
 GUIDED, SOLUTIONS, STUDENT = "notebooks", "solutions", "student"
 
@@ -53,11 +58,41 @@ def student_path(root: Path, source: Path) -> Path:
     return root / STUDENT / source.name
 
 
-def match_source(submission: Path, source: str | Path) -> Path:
-    """The source notebook for a submission: ``source`` itself, or the solution in it with the best name match."""
+def course_root() -> Path:
+    """The installed course's folder: the checkout this grader package lives in, wherever the command runs."""
+    return Path(__file__).resolve().parent.parent
+
+
+def graded_ids(nb: NotebookNode) -> frozenset[str]:
+    """The grade_ids of a notebook's graded and answer cells: what tells one lesson from another."""
+    return frozenset(gid for cell in nb.cells if (gid := grade_id(cell)) and (is_grade(cell) or is_solution(cell)))
+
+
+@functools.lru_cache(maxsize=64)
+def _solution_ids(path: Path, mtime_ns: int, size: int) -> frozenset[str]:
+    return graded_ids(read_notebook(path))
+
+
+def _by_graded_cells(candidates: list[Path], ids: frozenset[str]) -> Path | None:
+    """The one solution sharing the most graded cells with ``ids``; None when none or a tie."""
+    shared = sorted(((len(ids & _solution_ids(c, (st := c.stat()).st_mtime_ns, st.st_size)), c)
+                     for c in candidates), key=lambda pair: -pair[0])
+    if not shared or not shared[0][0] or (len(shared) > 1 and shared[1][0] == shared[0][0]):
+        return None
+    return shared[0][1]
+
+
+def match_source(submission: Path, source: str | Path, notebook: Callable[[], NotebookNode] | None = None) -> Path:
+    """The source notebook for a submission: ``source`` itself, or the solution in it that matches.
+
+    A file name match comes first; then the lesson is read from the submission's own graded cells
+    (``notebook`` loads it, by default from ``submission``).
+    """
     source = Path(source)
     if source.is_file():
         return source
+    if not source.is_dir():
+        raise MissingPath(f"{submission.name}: no solutions folder {source}; pass --source SOLUTION.ipynb")
     candidates = sorted(source.glob("*.ipynb"))
     exact = [c for c in candidates if c.name == submission.name]
     if exact:
@@ -69,4 +104,8 @@ def match_source(submission: Path, source: str | Path) -> Path:
     numbered = [c for c in candidates if c.stem.split("_")[0] == lesson and lesson.isdigit()]
     if len(numbered) == 1:
         return numbered[0]
-    raise UnusableNotebook(f"{submission.name}: no matching source notebook in {source}")
+    found = _by_graded_cells(candidates, graded_ids(notebook() if notebook else read_notebook(submission)))
+    if found:
+        return found
+    raise UnusableNotebook(f"{submission.name}: no solution in {source} matches its name or its graded cells; "
+                           "pass --source SOLUTION.ipynb")

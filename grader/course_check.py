@@ -13,7 +13,7 @@ from .api import grade_notebooks
 from .course import chosen, guided_notebooks, solution_notebooks, student_notebooks, student_path
 from .errors import GraderError
 from .execute import DEFAULT_LIMITS, Limits, execute
-from .generate import student_version
+from .generate import stamped, student_version
 from .kernel import worker_supply
 from .metadata import metadata_problems, tags
 from .notebooks import dumps, read_notebook, tidy, write_atomic
@@ -68,7 +68,7 @@ def store_outputs(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[str]:
 
 
 def check_solution(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[str]:
-    """A solution notebook has valid metadata and earns every point, with no cell failing."""
+    """A solution notebook has valid metadata and earns every point, with no cell failing and nothing restored."""
     source = read_notebook(path)
     problems = metadata_problems(source, str(path))
     if problems:
@@ -79,6 +79,7 @@ def check_solution(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[str]:
                  for r in report.exercises if r.points != r.max_points]
     problems += [f"{path}: cell {e['cell']} ({e['grade_id'] or 'no grade_id'}) failed: {e['error']}"
                  for e in report.solution_errors + report.other_errors]
+    problems += [f"{path}: {t['grade_id']}: graded against itself, reported as {t['problem']}" for t in report.tampered]
     if not report.exercises:
         problems.append(f"{path}: no graded test cells")
     return problems
@@ -88,10 +89,9 @@ def check_student(source_path: Path, student_path: Path, limits: Limits = DEFAUL
     """The student notebook is what generate writes, scores zero everywhere, and fails nowhere else."""
     source = read_notebook(source_path)
     student = student_version(source, str(source_path))
-    expected = dumps(student)
     if not student_path.exists():
         return [f"{student_path}: missing; run `python -m grader generate`"]
-    if student_path.read_text(encoding="utf-8") != expected:
+    if student_path.read_text(encoding="utf-8") not in (stamped(student), dumps(student)):  # unstamped: older
         return [f"{student_path}: out of sync with {source_path}; run `python -m grader generate`"]
     report, _ = grade_notebooks(source, read_notebook(student_path), limits=limits,
                                 names=(str(source_path), str(student_path)), supply=worker_supply(),

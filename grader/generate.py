@@ -1,6 +1,13 @@
-"""Student notebooks generated from solutions with nbgrader's own preprocessors."""
+"""Student notebooks generated from solutions with nbgrader's own preprocessors.
+
+Each written notebook carries a stamp in its metadata (``grader.generated``): the SHA-256 of
+its tidy form (``notebooks.tidy``: no outputs, counts or UI metadata, and not the stamp
+itself). ``generate`` overwrites a notebook only while its tidy form still has that hash, so
+a student's saved answers are never lost without ``--force``; running cells changes nothing.
+"""
 
 import copy
+import hashlib
 from pathlib import Path
 
 from nbformat import NotebookNode
@@ -16,7 +23,7 @@ from nbgrader.preprocessors import (
 from .course import SOLUTIONS, STUDENT, lessons
 from .errors import GraderError
 from .metadata import is_solution_only, metadata_problems
-from .notebooks import dumps, read_notebook, tidy, write_atomic
+from .notebooks import UnusableNotebook, dumps, parse_notebook, read_notebook, tidy, write_atomic
 
 PIPELINE = (CheckCellMetadata, ClearSolutions, ClearHiddenTests, LockCells, ClearOutput, ComputeChecksums)
 
@@ -24,10 +31,25 @@ CODE_STUB = "# ESCRIBE TU CÓDIGO AQUÍ\nraise NotImplementedError()"
 TEXT_STUB = "ESCRIBE TU RESPUESTA AQUÍ"
 """What a student finds where the solution was: in Spanish, like everything the student reads."""
 STUBS = {ClearSolutions: {"code_stub": {"python": CODE_STUB}, "text_stub": TEXT_STUB}}
+STAMP = "grader"
+"""The notebook metadata key of generate's stamp: ``{"generated": "<sha256 of the tidy form>"}``."""
 
 
 class InvalidSource(GraderError, ValueError):
     """A solution notebook whose nbgrader metadata or markers are wrong."""
+
+
+class EditedStudentNotebook(GraderError):
+    """Student notebooks changed since generate wrote them: nothing is written without ``force``."""
+
+    def __init__(self, paths: list[Path]) -> None:
+        self.paths = paths
+        super().__init__("; ".join(refusal(path) for path in paths))
+
+
+def refusal(path: Path) -> str:
+    """The one line that refuses to overwrite an edited student notebook."""
+    return f"{path}: changed since `grader generate` wrote it (a student's answers?); pass --force to overwrite it"
 
 
 def student_version(source_nb: NotebookNode, name: str = "notebook") -> NotebookNode:
@@ -43,14 +65,47 @@ def student_version(source_nb: NotebookNode, name: str = "notebook") -> Notebook
     return tidy(nb)
 
 
+def content_hash(nb: NotebookNode) -> str:
+    """The SHA-256 of a notebook's tidy form: outputs, counts, UI metadata and the stamp left out."""
+    return hashlib.sha256(dumps(tidy(copy.deepcopy(nb))).encode()).hexdigest()
+
+
+def stamped(student: NotebookNode) -> str:
+    """The student notebook's text as generate writes it: with the stamp of its own content."""
+    nb = copy.deepcopy(student)
+    nb.metadata[STAMP] = {"generated": content_hash(student)}
+    return dumps(nb)
+
+
+def edited(text: str, student: NotebookNode, path: Path) -> bool:
+    """Whether a student notebook's text holds work generate did not write (unstamped: anything new)."""
+    try:
+        nb = parse_notebook(text.encode("utf-8"), path)
+    except UnusableNotebook:
+        return True
+    stamp = nb.metadata.get(STAMP)
+    recorded = stamp.get("generated") if isinstance(stamp, dict) else None
+    return content_hash(nb) != (recorded if isinstance(recorded, str) else content_hash(student))
+
+
 def generate(solutions_dir: str | Path = SOLUTIONS, student_dir: str | Path = STUDENT,
-             names: tuple[str, ...] | list[str] = ()) -> list[Path]:
-    """Write student/NN.ipynb for each chosen solution; returns the paths whose content changed."""
-    changed = []
+             names: tuple[str, ...] | list[str] = (), force: bool = False) -> list[Path]:
+    """Write student/NN.ipynb for each chosen solution; returns the paths whose content changed.
+
+    All or nothing: if any target was edited since generate wrote it, nothing is written (unless ``force``).
+    """
+    writes, refused = [], []
     for path in lessons(solutions_dir, names):
-        text = dumps(student_version(read_notebook(path), path.name))
-        target = Path(student_dir) / path.name
-        if not target.exists() or target.read_text(encoding="utf-8") != text:
-            write_atomic(target, text)
-            changed.append(target)
-    return changed
+        student = student_version(read_notebook(path), path.name)
+        text, target = stamped(student), Path(student_dir) / path.name
+        old = target.read_text(encoding="utf-8", errors="replace") if target.exists() else None
+        if old == text:
+            continue
+        if old is not None and not force and edited(old, student, target):
+            refused.append(target)
+        writes.append((target, text))
+    if refused:
+        raise EditedStudentNotebook(refused)
+    for target, text in writes:
+        write_atomic(target, text)
+    return [target for target, _ in writes]

@@ -13,8 +13,15 @@ import mistune
 from markupsafe import Markup
 from nbformat import NotebookNode
 
+from .metadata import grade_id
+
 STATUS_MARK = {"passed": "✔", "failed": "✘", "timeout": "⏱", "died": "☠", "not-run": "…", "pending": "✎",
                "graded": "✎"}
+STATUS_ES = {"passed": "superada", "failed": "fallida", "timeout": "tiempo agotado", "died": "el kernel murió",
+             "not-run": "no ejecutada", "pending": "pendiente", "graded": "calificada"}
+"""Each status as the student reads it on the feedback page (the table and the JSON keep the English word)."""
+HIDDEN_EN, HIDDEN_ES = " in a hidden test", " en una prueba oculta"
+BY_HAND = "se califica a mano"
 
 
 @dataclass
@@ -122,6 +129,8 @@ table { border-collapse: collapse; } td, th { border: 1px solid #ccc; padding: .
 pre { background: #f6f6f6; padding: .5rem; overflow-x: auto; }
 pre.out { background: #fff; border-left: 3px solid #ddd; }
 pre.err { color: #a00; } .cell { margin: 1rem 0; }
+tr.fallo { background: #fde8e8; font-weight: bold; } div.fallo { border-left: 4px solid #c00; padding-left: .5rem; }
+p.con-fallos { color: #a00; } :target { outline: 2px solid #c00; }
 """)
 PAGE_CHARS = 1_000_000  # of cell sources and outputs on one page; the rest is omitted, and counted
 BASE64 = re.compile(r"[A-Za-z0-9+/=\s]+")
@@ -177,17 +186,35 @@ def _output(output: dict[str, Any], budget: _Budget) -> dict[str, Any] | None:
     return None  # HTML, JavaScript and the rest are never rendered
 
 
-def _cell(cell: NotebookNode, budget: _Budget) -> dict[str, Any] | None:
+def _cell(cell: NotebookNode, budget: _Budget, anchor: str = "", failed: bool = False) -> dict[str, Any] | None:
     if cell.cell_type == "markdown":
-        return {"markdown": Markup(_markdown()(budget.take(cell.source)))}
+        return {"markdown": Markup(_markdown()(budget.take(cell.source))), "anchor": anchor, "failed": failed}
     if cell.cell_type != "code":
         return None
     outputs = [view for output in cell.get("outputs", []) if (view := _output(output, budget))]
-    return {"markdown": None, "source": budget.take(cell.source), "outputs": outputs}
+    return {"markdown": None, "source": budget.take(cell.source), "outputs": outputs, "anchor": anchor,
+            "failed": failed}
+
+
+def anchor(gid: str) -> str:
+    """The page's id for a test cell, linked from its row."""
+    return f"prueba-{gid}"
+
+
+def spanish_feedback(text: str) -> str:
+    """A test's one-line feedback as the page shows it: the grader's own words in Spanish."""
+    return text[:-len(HIDDEN_EN)] + HIDDEN_ES if text.endswith(HIDDEN_EN) else text
+
+
+def result_line(result: TestResult) -> str:
+    """The line the page shows under a test cell: its status, points and feedback, in Spanish."""
+    line = f"{STATUS_ES.get(result.status, result.status)} ({result.points:g}/{result.max_points:g})"
+    return line + (f": {spanish_feedback(result.feedback)}" if result.feedback else "")
 
 
 def feedback_html(report: Report, notebook: NotebookNode) -> str:
-    """A standalone HTML page: the score table, then the graded notebook as the student may see it.
+    """A standalone HTML page in Spanish: N of M tests passed, the table with failed rows highlighted and
+    linked to their cells, then the graded notebook as the student may see it.
 
     Rendered from ``templates/feedback.html.j2`` with autoescape on. Nothing the student wrote is
     trusted as HTML: markdown is rendered with raw HTML escaped, and outputs are shown as text
@@ -195,10 +222,20 @@ def feedback_html(report: Report, notebook: NotebookNode) -> str:
     characters of cells and outputs.
     """
     budget = _Budget(PAGE_CHARS)
+    tests = {r.grade_id: r for r in report.exercises}
     rows = [{"grade_id": r.grade_id, "points": f"{r.points:g}/{r.max_points:g}", "mark": STATUS_MARK.get(r.status, ""),
-             "status": r.status, "feedback": r.feedback} for r in report.exercises]
+             "status": STATUS_ES.get(r.status, r.status), "feedback": spanish_feedback(r.feedback),
+             "anchor": anchor(r.grade_id), "failed": r.status != "passed"} for r in report.exercises]
     rows += [{"grade_id": m.grade_id, "points": m.shown_points(), "mark": STATUS_MARK.get(m.status, ""),
-              "status": m.status, "feedback": "graded by hand"} for m in report.manual]
-    cells = [view for cell in notebook.cells if (view := _cell(cell, budget))]
+              "status": STATUS_ES.get(m.status, m.status), "feedback": BY_HAND, "anchor": "", "failed": False}
+             for m in report.manual]
+    cells = []
+    for cell in notebook.cells:
+        result = tests.get(grade_id(cell) or "")
+        failed = result is not None and result.status != "passed"
+        if view := _cell(cell, budget, anchor(result.grade_id) if result else "", failed):
+            cells.append(view)
+    passed = sum(r.status == "passed" for r in report.exercises)
     return _template().render(title=Path(report.submission).name, style=PAGE_STYLE, rows=rows, cells=cells,
-                              score=f"{report.score:g}/{report.max_score:g}", omitted=budget.omitted)
+                              score=f"{report.score:g}/{report.max_score:g}", omitted=budget.omitted, passed=passed,
+                              total=len(report.exercises), failed=[row for row in rows if row["failed"]])

@@ -78,6 +78,7 @@ def test_pinned_score(graded, name, score):
 def test_unusable_submission_is_an_error_row(graded, name, message):
     row = graded["rows"][name]
     assert row["status"] == STATUSES.get(name, "error") and message in row["error"]
+    assert f"{name}.ipynb" not in row["error"]  # the submission column names the file, once
 
 
 @pytest.mark.parametrize("name, problems", TAMPERED.items())

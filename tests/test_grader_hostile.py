@@ -297,7 +297,7 @@ def test_the_feedback_page_stays_small(tmp_path):
                                                                               text="q" * 200_000)])] * 20)
     page = feedback_html(Report("a.ipynb", "s.ipynb"), nb)
     assert len(page) < PAGE_CHARS + 20_000
-    assert "characters omitted: the page's size limit" in page
+    assert "caracteres omitidos: el límite de tamaño de la página" in page
 
 
 def test_kernel_output_on_its_own_fds_never_reaches_the_terminal(tmp_path):

@@ -96,7 +96,7 @@ def test_manual_cell_is_pending_apart_from_the_auto_score(tmp_path):
     assert ["explain", "-/3", "pending", "graded", "by", "hand"] in [line.split() for line in table.splitlines()]
     assert "manual: 3 point(s) pending" in table
     page = feedback_html(report, feedback_nb)
-    assert "explain" in page and "-/3" in page and "pending" in page and "Mi análisis" in page
+    assert "explain" in page and "-/3" in page and "pendiente" in page and "Mi análisis" in page
 
 
 def test_course_check_leaves_manual_cells_out_of_full_marks_and_zero(tmp_path):

@@ -12,8 +12,8 @@ import pytest
 
 from grader import assert_same
 from grader.assemble import assemble
-from grader.course_check import check_course
-from grader.generate import InvalidSource, generate, student_version
+from grader.course_check import check_course, check_student
+from grader.generate import EditedStudentNotebook, InvalidSource, generate, student_version
 from grader.metadata import metadata_problems
 from grader.notebooks import UnusableNotebook, dumps, read_notebook
 
@@ -50,6 +50,131 @@ def test_generate_is_deterministic_and_idempotent(tmp_path):
     assert (tmp_path / "student" / "01_mini.ipynb").read_text(encoding="utf-8") == text
     with pytest.raises(FileNotFoundError, match="no solution notebook for \\['07'\\]"):
         generate(tmp_path / "solutions", tmp_path / "student", ["07"])
+
+
+def two_lessons(root):
+    """A course of two lessons, generated; returns (solutions, student) folders."""
+    (root / "solutions").mkdir()
+    for name in ("01_mini", "02_mini"):
+        shutil.copy(SOURCE, root / "solutions" / f"{name}.ipynb")
+    generate(root / "solutions", root / "student")
+    return root / "solutions", root / "student"
+
+
+def edit_intro(path, text):
+    nb = read_notebook(path)
+    by_id(nb, "intro").source = text
+    path.write_text(dumps(nb), encoding="utf-8")
+
+
+def test_generate_refuses_to_overwrite_a_students_answers_all_or_nothing(tmp_path):
+    solutions, student = two_lessons(tmp_path)
+    answered = read_notebook(student / "01_mini.ipynb")
+    assert answered.metadata["grader"]["generated"]  # the stamp travels inside the notebook (git clone, copies)
+    by_id(answered, "charge").source = "def charge(price_cents):\n    return price_cents // 2  # mi respuesta"
+    (student / "01_mini.ipynb").write_text(dumps(answered), encoding="utf-8")
+    ran = read_notebook(student / "02_mini.ipynb")  # only run: outputs and counts are not work to keep
+    by_id(ran, "setup").execution_count = 1
+    by_id(ran, "setup").outputs = [nbformat.v4.new_output("stream", name="stdout", text="hola\n")]
+    (student / "02_mini.ipynb").write_text(dumps(ran), encoding="utf-8")
+    for name in ("01_mini", "02_mini"):  # the instructor changes both lessons
+        edit_intro(solutions / f"{name}.ipynb", "# Mini lección, versión 2")
+    before = {p.name: p.read_bytes() for p in student.iterdir()}
+    done = cli("generate", "--solutions", str(solutions), "--student", str(student))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.splitlines() == [
+        f"error: {student / '01_mini.ipynb'}: changed since `grader generate` wrote it (a student's answers?); "
+        "pass --force to overwrite it"]
+    assert {p.name: p.read_bytes() for p in student.iterdir()} == before  # nothing written, not even 02
+    done = cli("generate", "--solutions", str(solutions), "--student", str(student), "--force")
+    assert done.returncode == 0, done.stderr
+    assert "2 student notebook(s) changed" in done.stdout
+    assert "mi respuesta" not in (student / "01_mini.ipynb").read_text(encoding="utf-8")
+    assert generate(solutions, student) == []
+
+
+def test_generate_without_a_stamp_overwrites_only_the_same_content(tmp_path):
+    solutions, student = two_lessons(tmp_path)
+    plain = dumps(student_version(read_notebook(solutions / "01_mini.ipynb")))  # as generate wrote it before stamps
+    (student / "01_mini.ipynb").write_text(plain, encoding="utf-8")
+    assert check_student(solutions / "01_mini.ipynb", student / "01_mini.ipynb") == []  # in sync, unstamped
+    assert generate(solutions, student) == [student / "01_mini.ipynb"]  # stamped, nothing lost
+    (student / "01_mini.ipynb").write_text(plain, encoding="utf-8")
+    (student / "02_mini.ipynb").write_text("{not json", encoding="utf-8")
+    edit_intro(solutions / "01_mini.ipynb", "# Otra introducción")
+    with pytest.raises(EditedStudentNotebook) as refused:
+        generate(solutions, student)
+    assert refused.value.paths == [student / "01_mini.ipynb", student / "02_mini.ipynb"]
+    assert (student / "01_mini.ipynb").read_text(encoding="utf-8") == plain
+    assert (student / "02_mini.ipynb").read_text(encoding="utf-8") == "{not json"
+
+
+def test_grading_the_solution_itself_reports_nothing_tampered():
+    src = source()
+    assembly = assemble(src, src, student_version(src))
+    assert (assembly.tampered, assembly.notes) == ([], [])
+    edited = copy.deepcopy(src)
+    by_id(edited, "test_charge").source += "\nassert True"
+    assert assemble(src, edited, student_version(src)).tampered == [{"grade_id": "test_charge", "problem": "edited"}]
+    done = cli("grade", str(SOURCE), "--source", str(SOURCE), "--timeout", "10")
+    assert done.returncode == 0, done.stderr
+    assert "score: 5/5" in done.stdout and "restored:" not in done.stdout and "note:" not in done.stdout
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_grade_finds_the_lesson_from_the_notebook_from_any_folder(tmp_path):
+    shutil.copy(ROOT / "student" / "03_handoff_pseudo_tool.ipynb", tmp_path / "alice.ipynb")
+    done = cli("grade", "alice.ipynb", "--timeout", "20", cwd=tmp_path)  # the README's example, as written
+    assert done.returncode == 0, done.stderr
+    assert "test_run_until_handoff_loop" in done.stdout and "score: 0/23" in done.stdout
+    (tmp_path / "notes.ipynb").write_text(dumps(nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("x = 1")])), encoding="utf-8")
+    done = cli("grade", "notes.ipynb", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"error: notes.ipynb: no solution in {ROOT / 'solutions'} matches its name or its graded cells; "
+        "pass --source SOLUTION.ipynb"]
+    done = cli("grade", "alice.ipynb", "--solutions", str(tmp_path / "nowhere"), cwd=tmp_path)
+    assert done.returncode == 2 and "pass --source" in done.stderr and len(done.stderr.splitlines()) == 1
+
+
+def test_match_source_by_name_first_then_by_graded_cells(tmp_path):
+    from grader.course import match_source
+
+    folder = tmp_path / "solutions"
+    folder.mkdir()
+    shutil.copy(SOURCE, folder / "01_mini.ipynb")
+    shutil.copy(ROOT / "solutions" / "03_handoff_pseudo_tool.ipynb", folder / "03_handoff_pseudo_tool.ipynb")
+    alice = tmp_path / "alice.ipynb"
+    shutil.copy(ROOT / "student" / "03_handoff_pseudo_tool.ipynb", alice)
+    assert match_source(alice, folder) == folder / "03_handoff_pseudo_tool.ipynb"
+    named = tmp_path / "01_mini.ipynb"
+    shutil.copy(alice, named)  # the name wins, even over the cells
+    assert match_source(named, folder) == folder / "01_mini.ipynb"
+    shutil.copy(SOURCE, folder / "02_copy.ipynb")  # two solutions share every graded cell: no guess
+    shutil.copy(SOURCE, alice)
+    with pytest.raises(UnusableNotebook, match="alice.ipynb: no solution in .* pass --source"):
+        match_source(alice, folder)
+
+
+def test_batch_matches_by_graded_cells_when_names_do_not_match(tmp_path):
+    from grader.batch import batch
+    from grader.execute import Limits
+
+    folder, subs = tmp_path / "solutions", tmp_path / "subs"
+    folder.mkdir()
+    subs.mkdir()
+    shutil.copy(SOURCE, folder / "01_mini.ipynb")
+    shutil.copy(ROOT / "solutions" / "03_handoff_pseudo_tool.ipynb", folder / "03_handoff_pseudo_tool.ipynb")
+    shutil.copy(FIXTURES / "submissions" / "correct.ipynb", subs / "bob.ipynb")
+    (subs / "notes.ipynb").write_text(dumps(nbformat.v4.new_notebook()), encoding="utf-8")
+    rows = batch(subs, folder, tmp_path / "out", workers=1, limits=Limits(cell_timeout=10), progress=False)
+    assert [(r["submission"], r["source"], r["score"], r["status"]) for r in rows] == [
+        ("bob.ipynb", str(folder / "01_mini.ipynb"), "5", "graded"), ("notes.ipynb", "", "", "error")]
+    assert rows[1]["error"] == (f"no solution in {folder} matches its name or its graded cells; "
+                                "pass --source SOLUTION.ipynb")  # the submission column names the file
 
 
 def test_metadata_problems_are_all_reported():
@@ -112,7 +237,8 @@ def test_assert_same_compares_types_exactly():
 
 
 def cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "grader", *args], capture_output=True, text=True, cwd=cwd)
+    return subprocess.run([sys.executable, "-m", "grader", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=300)
 
 
 def test_cli_grade_and_exit_codes(tmp_path):
@@ -121,7 +247,7 @@ def test_cli_grade_and_exit_codes(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "test_charge" in done.stdout and "score: 3/5" in done.stdout
     assert json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["score"] == 3
-    assert "Score: 3/5" in (tmp_path / "f.html").read_text(encoding="utf-8")
+    assert "Puntuación: 3/5" in (tmp_path / "f.html").read_text(encoding="utf-8")
     for bad in ("empty", "malformed_json", "not_a_notebook", "wrong_notebook"):
         done = cli("grade", str(FIXTURES / "submissions" / f"{bad}.ipynb"), "--source", str(SOURCE))
         assert done.returncode == 2
@@ -185,6 +311,34 @@ def test_feedback_page_never_trusts_student_html():
     page = feedback_html(Report("alice.ipynb", "src.ipynb"), nb)
     assert "<script>" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "&lt;b&gt;x&lt;/b&gt;" in page
+
+
+def test_feedback_page_makes_failed_tests_stand_out_in_spanish():
+    from grader.api import grade_notebooks
+    from grader.report import ManualResult, Report, TestResult, feedback_html
+
+    report, feedback_nb = grade_notebooks(source(), read_notebook(FIXTURES / "submissions" / "partial.ipynb"))
+    page = feedback_html(report, feedback_nb)
+    assert "2 de 3 pruebas superadas. No pasaron: <a href=\"#prueba-test_charge\">test_charge</a>" in page
+    assert '<tr class="fallo"><td><a href="#prueba-test_charge">test_charge</a></td><td>0/2</td><td>✘ fallida' in page
+    assert '<tr><td><a href="#prueba-test_quote_total">test_quote_total</a></td><td>1/1</td><td>✔ superada' in page
+    failing_cell = page.split('<div class="cell fallo" id="prueba-test_charge">')[1].split("</div>")[0]
+    assert "fallida (0/2): AssertionError: value: expected 3000, got 6000" in failing_cell  # its error, in place
+    assert page.count('id="prueba-test_charge"') == 1 and "charge(6400)" not in page  # no hidden test shown
+
+    cells = [nbformat.v4.new_code_cell("x", metadata={"nbgrader": {"grade": True, "grade_id": gid, "points": 1}})
+             for gid in ("t_hidden", "t_slow")]
+    report = Report("bob.ipynb", "s.ipynb", exercises=[
+        TestResult("t_hidden", 0, 1, "failed", "AssertionError in a hidden test"),
+        TestResult("t_slow", 0, 1, "timeout", "CellTimeout: cell did not finish within 3 s")],
+        manual=[ManualResult("essay", 3)])
+    page = feedback_html(report, nbformat.v4.new_notebook(cells=cells))
+    assert "0 de 2 pruebas superadas" in page and "AssertionError en una prueba oculta" in page
+    assert "⏱ tiempo agotado" in page and "✎ pendiente" in page and "se califica a mano" in page
+    assert '<div class="cell fallo" id="prueba-t_slow">' in page
+    for english in ("Score", "Feedback", "exercise", "points", "status", "passed", "failed", "pending", "graded by",
+                    "hidden test", "omitted"):
+        assert english not in page, english
 
 
 def test_cli_batch_refuses_a_missing_folder(tmp_path):

@@ -14,6 +14,25 @@ def test_importable_from_outside_the_repository(tmp_path):
     assert done.stdout.strip() == "{'price_cents': 6000}"
 
 
+def test_editable_install_prints_no_deprecation_warning(tmp_path):
+    """pip builds the project with the pinned setuptools: no deprecation banner, no package left undeclared."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "venv")], check=True, timeout=120)
+    pip = [sys.executable, "-m", "pip", "--python", str(tmp_path / "venv" / "bin" / "python"), "install", "--no-deps"]
+    output = ""
+    for args in (["--dry-run", "-e", str(ROOT)], ["--quiet", "-e", str(ROOT)]):  # metadata, then the editable build
+        done = subprocess.run(pip + args, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        output += done.stdout + done.stderr
+    assert "Would install handoffs-course-0.2.0" in output
+    assert "deprecat" not in output.lower(), output
+    warnings = [line.split("BuildBackendWarning: ")[1] for line in output.splitlines() if "BuildBackendWarning" in line]
+    assert set(warnings) <= {"Editable installation."}, warnings  # setuptools' note on every editable install
+    code = "import importlib.metadata as m; print(m.metadata('handoffs-course')['License-Expression'])"
+    done = subprocess.run([str(tmp_path / "venv" / "bin" / "python"), "-c", code],
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.stdout.strip() == "MIT", done.stderr
+
+
 def test_ci_runs_the_readme_test_command():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
