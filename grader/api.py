@@ -7,6 +7,7 @@ import nbformat
 from nbformat import NotebookNode
 
 from .assemble import Assembly, assemble
+from .course import graded_ids
 from .execute import DEFAULT_LIMITS, CellRun, Limits, execute
 from .generate import student_version
 from .hidden import Scrubber, failed_in_hidden
@@ -68,13 +69,13 @@ def feedback_notebook(assembly: Assembly, student: NotebookNode, report: Report)
 
 
 def check_submission(source: NotebookNode, submission: NotebookNode, name: str) -> None:
-    """Refuse a submission with wrongly typed metadata, or that holds no cell of the source (another lesson)."""
+    """Refuse a submission with wrongly typed metadata, or sharing no graded cell with the source (another lesson)."""
     problems = type_problems(submission, name)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise UnusableNotebook(f"{problems[0]}{more}")
-    source_ids = {grade_id(c) for c in source.cells if grade_id(c)}
-    if source_ids and not source_ids & {grade_id(c) for c in submission.cells}:
+    source_ids = graded_ids(source)  # not locked cells: every lesson has a "setup" and a "summary"
+    if source_ids and not source_ids & graded_ids(submission):
         raise WrongLesson(f"{name}: holds no cell of the source notebook; is it the right lesson?")
 
 

@@ -454,6 +454,15 @@ def test_another_lessons_notebook_is_refused_with_its_own_status(tmp_path):
     assert rows[0]["status"] == "wrong-lesson" and "is it the right lesson?" in rows[0]["error"]
 
 
+def test_another_lesson_of_the_course_is_refused_though_it_shares_its_locked_cells(tmp_path):
+    """Every lesson has a locked "setup" and "summary": sharing those does not make it the same lesson."""
+    course = Path(__file__).resolve().parent.parent
+    source, other = course / "solutions" / "03_handoff_pseudo_tool.ipynb", course / "student" / "04_end_to_end.ipynb"
+    done = subprocess.run([sys.executable, "-m", "grader", "grade", str(other), "--source", str(source)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "is it the right lesson?" in done.stderr, done.stdout + done.stderr
+
+
 @pytest.mark.parametrize("value", ["=HYPERLINK(\"http://x\")", "+1", "-1", "@SUM(A1)", "\tx", "\rx"])
 def test_csv_cells_are_never_formulas(value):
     assert spreadsheet_safe(value) == "'" + value
