@@ -167,13 +167,16 @@ async def _heal(client: NotebookClient) -> bool:
 
 
 async def _reply(client: NotebookClient, msg_id: str, timeout: float) -> dict[str, Any] | None:
-    """The content of the shell reply to ``msg_id``, or None if none came within ``timeout`` seconds."""
+    """The content of the shell reply to ``msg_id``; None if none came within ``timeout`` seconds or the kernel died."""
     deadline = monotonic() + timeout
     while (left := deadline - monotonic()) > 0:
         try:
-            reply = await _kc(client).shell_channel.get_msg(timeout=left)
+            reply = await _kc(client).shell_channel.get_msg(timeout=min(left, 1.0))
         except Empty:
-            return None
+            assert client.km is not None
+            if not await client.km.is_alive():  # type: ignore[misc]
+                return None
+            continue
         if reply["parent_header"].get("msg_id") == msg_id:
             content: dict[str, Any] = reply["content"]
             return content
@@ -218,18 +221,24 @@ async def _restart(client: NotebookClient) -> None:
 
 async def _recover(client: NotebookClient, nb: NotebookNode, kept: list[int], secret: str | None, deadline: float,
                    limits: Limits) -> None:
-    """After a restart: install the guard again, then replay the cells that had run fine, silently."""
-    if secret:
-        await _install(client, secret)
-    for index in kept:
-        left = min(limits.cell_timeout, deadline - monotonic())
-        if left <= 0:
-            return
-        if await _silent(client, nb.cells[index].source, left) is None:
-            logger.debug("replaying cell %d did not finish; the kernel starts clean", index)
-            await _restart(client)
-            if secret:
-                await _install(client, secret)
+    """After a restart: install the guard again, then replay the cells that had run fine, silently.
+
+    A replayed cell that does not finish (it stalls or kills the new kernel) is dropped from
+    ``kept`` for good; the kernel is restarted and the replay begins again without it.
+    """
+    while True:
+        if secret:
+            await _install(client, secret)
+        for index in kept:
+            left = min(limits.cell_timeout, deadline - monotonic())
+            if left <= 0:
+                return
+            if await _silent(client, nb.cells[index].source, left) is None:
+                logger.debug("replaying cell %d did not finish; the replay starts again without it", index)
+                kept.remove(index)
+                await _restart(client)
+                break
+        else:
             return
 
 

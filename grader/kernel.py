@@ -124,7 +124,7 @@ class UidLease:
 
     def __init__(self) -> None:
         first = int(os.environ.get("GRADER_SANDBOX_UID", FIRST_UID))
-        locks = UID_LOCKS if UID_LOCKS.parent.is_dir() else Path(tempfile.gettempdir()) / "grader-uids"
+        locks = _locks()
         locks.mkdir(mode=0o700, exist_ok=True)
         info = locks.lstat()
         if info.st_uid != 0 or not locks.is_dir() or locks.is_symlink() or info.st_mode & 0o077:
@@ -150,6 +150,31 @@ class UidLease:
 
     def __repr__(self) -> str:
         return f"UidLease({self.uid})"
+
+
+def _locks() -> Path:
+    return UID_LOCKS if UID_LOCKS.parent.is_dir() else Path(tempfile.gettempdir()) / "grader-uids"
+
+
+def sweep_orphans() -> None:
+    """Kill what still runs as a sandbox uid no grader holds (its holder was killed before releasing it)."""
+    first = int(os.environ.get("GRADER_SANDBOX_UID", FIRST_UID))
+    running = {uid for pid in os.listdir("/proc") if pid.isdigit()
+               and (uid := _uid_of(pid)) is not None and first <= uid < first + UID_SLOTS}
+    for uid in sorted(running):
+        try:
+            fd = os.open(_locks() / f"{uid - first}.lock", os.O_RDWR)
+        except FileNotFoundError:  # never leased on this machine: no grader holds it
+            kill_processes_of(uid)
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            continue  # a live grader holds it and cleans it itself
+        else:
+            kill_processes_of(uid)
+        finally:
+            os.close(fd)
 
 
 def _uid_of(pid: str) -> int | None:

@@ -13,7 +13,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
 from .execute import Limits
-from .kernel import start_worker_supply
+from .kernel import start_worker_supply, sweep_orphans
 
 R = TypeVar("R")
 
@@ -55,3 +55,4 @@ def run_tasks(function: Callable[..., R], tasks: Sequence[tuple[Any, ...]], work
     finally:
         if alone is not None:
             alone.shutdown()
+        sweep_orphans()  # what a worker killed mid-task could not stop

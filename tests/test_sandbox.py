@@ -299,6 +299,23 @@ def test_batch_gives_every_submission_its_honest_row_despite_attacks(tmp_path):
     assert gone(sandbox_processes, seconds=5)
 
 
+@full
+def test_a_process_of_a_uid_no_grader_holds_is_swept():
+    """What a worker killed mid-task leaves (its uid's lock died with it) is killed at the end of the batch."""
+    from grader.kernel import sweep_orphans
+
+    uid = FIRST_UID + UID_SLOTS - 1
+    orphan = subprocess.Popen(["sleep", "60"], user=uid, group=uid,
+                              start_new_session=True)
+    try:
+        assert orphan.pid in sandbox_processes()
+        sweep_orphans()
+        assert orphan.wait(timeout=5) == -9
+    finally:
+        orphan.kill()
+        orphan.wait()
+
+
 @pytest.fixture
 def basic_sandbox(monkeypatch):
     """The grader as it runs without root: no uid, no namespaces (workers inherit the mode)."""
@@ -357,10 +374,11 @@ def test_every_input_is_read_before_any_student_code_runs(tmp_path, basic_sandbo
 
 
 def test_a_killed_zygote_is_started_again(basic_sandbox):
-    # the killer cell ends in an error, so the restart does not replay it (cells that ran fine are replayed)
-    killer = "import os\nos.kill(os.getppid(), 9)\nraise RuntimeError('done')"
-    statuses, texts = run(killer, "import time\ntime.sleep(3)", "print('next kernel')")
-    assert "died" in statuses and statuses[2] == "ok" and texts[2] == "next kernel\n"
+    # the killer ends "ok", so it is replayed after the restart and kills the new kernel too:
+    # the replay then drops it for good, and the honest cell before it is still replayed
+    killer = "import os\nos.kill(os.getppid(), 9)"
+    statuses, texts = run("x = 41", killer, "import time\ntime.sleep(3)", "print('next kernel', x + 1)")
+    assert "died" in statuses[1:3] and statuses[3] == "ok" and texts[3] == "next kernel 42\n", (statuses, texts)
 
 
 def test_a_killed_zygote_costs_no_other_submission(tmp_path, basic_sandbox):
