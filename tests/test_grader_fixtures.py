@@ -92,7 +92,7 @@ def test_report_json_has_the_documented_fields(graded):
     assert (report["score"], report["max_score"]) == (3, 5)
     charge = next(e for e in report["exercises"] if e["grade_id"] == "test_charge")
     assert charge == {"grade_id": "test_charge", "points": 0.0, "max_points": 2.0, "status": "failed",
-                      "feedback": "AssertionError: value: expected 3000, got 6000"}
+                      "feedback": "AssertionError: valor: se esperaba 3000, se obtuvo 6000"}
 
 
 def test_limits_mark_the_cell_and_grading_goes_on(graded):
@@ -103,7 +103,7 @@ def test_limits_mark_the_cell_and_grading_goes_on(graded):
     assert statuses["test_charge"] == ("passed", "")
     assert reports["os_exit"]["solution_errors"][0]["error"].startswith("DeadKernelError: the kernel died")
     assert reports["memory_hog"]["solution_errors"][0]["error"] == "MemoryError"
-    assert "expected int, got Anything" in reports["always_equal"]["exercises"][2]["feedback"]
+    assert "se esperaba el tipo int, se obtuvo Anything" in reports["always_equal"]["exercises"][2]["feedback"]
 
 
 def test_hidden_tests_never_leak(graded):

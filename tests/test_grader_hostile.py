@@ -217,12 +217,12 @@ def test_no_hidden_line_reaches_the_terminal(tmp_path):
 
 
 def test_a_failing_hidden_test_does_not_quote_itself(graded):
-    """Before: 'AssertionError: value: expected 3200, got 6400' gave the hidden test's values away."""
+    """Before: 'AssertionError: valor: se esperaba 3200, se obtuvo 6400' gave the hidden test's values away."""
     report = graded["reports"]["hidden_only"]
     charge = next(e for e in report["exercises"] if e["grade_id"] == "test_charge")
     assert (charge["status"], charge["feedback"]) == ("failed", "AssertionError in a hidden test")
     quote = next(e for e in graded["reports"]["honest"]["exercises"] if e["grade_id"] == "test_charge")
-    assert quote["feedback"] == "AssertionError: value: expected 3000, got 6000"  # a visible failure says why
+    assert quote["feedback"] == "AssertionError: valor: se esperaba 3000, se obtuvo 6000"  # a visible failure says why
 
 
 def _rss_kib(field="VmRSS"):

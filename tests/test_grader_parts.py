@@ -219,20 +219,20 @@ def test_unreadable_notebooks_get_a_clear_error(tmp_path, content, message):
 
 def test_assert_same_compares_types_exactly():
     assert_same({"price_cents": 6000}, {"price_cents": 6000})
-    with pytest.raises(AssertionError, match="expected int, got float"):
+    with pytest.raises(AssertionError, match="se esperaba el tipo int, se obtuvo float"):
         assert_same(6000.0, 6000)
-    with pytest.raises(AssertionError, match=r"value\['price_cents'\]: expected 6000, got 600"):
+    with pytest.raises(AssertionError, match=r"valor\['price_cents'\]: se esperaba 6000, se obtuvo 600"):
         assert_same({"price_cents": 600}, {"price_cents": 6000})
-    with pytest.raises(AssertionError, match="expected keys"):
+    with pytest.raises(AssertionError, match="se esperaban las claves"):
         assert_same({"a": 1}, {"b": 1})
 
     class Anything:
         def __eq__(self, other):
             return True
 
-    with pytest.raises(AssertionError, match="expected int, got Anything"):
+    with pytest.raises(AssertionError, match="se esperaba el tipo int, se obtuvo Anything"):
         assert_same(Anything(), 3000)
-    with pytest.raises(AssertionError, match=r"value\[1\]: expected bool, got int"):
+    with pytest.raises(AssertionError, match=r"valor\[1\]: se esperaba el tipo bool, se obtuvo int"):
         assert_same([1, 1], [1, True])
 
 
@@ -323,7 +323,7 @@ def test_feedback_page_makes_failed_tests_stand_out_in_spanish():
     assert '<tr class="fallo"><td><a href="#prueba-test_charge">test_charge</a></td><td>0/2</td><td>✘ fallida' in page
     assert '<tr><td><a href="#prueba-test_quote_total">test_quote_total</a></td><td>1/1</td><td>✔ superada' in page
     failing_cell = page.split('<div class="cell fallo" id="prueba-test_charge">')[1].split("</div>")[0]
-    assert "fallida (0/2): AssertionError: value: expected 3000, got 6000" in failing_cell  # its error, in place
+    assert "fallida (0/2): AssertionError: valor: se esperaba 3000, se obtuvo 6000" in failing_cell  # the error, here
     assert page.count('id="prueba-test_charge"') == 1 and "charge(6400)" not in page  # no hidden test shown
 
     cells = [nbformat.v4.new_code_cell("x", metadata={"nbgrader": {"grade": True, "grade_id": gid, "points": 1}})
