@@ -14,6 +14,8 @@ PORT   ?= 8888
 LABROOT ?= $(CURDIR)
 WORK   ?= $(LABROOT)/work
 LABDIR := --ServerApp.root_dir=$(LABROOT) --ServerApp.default_url=/lab/tree/$(notdir $(WORK))
+# the venv's kernels first: a python3 kernelspec in ~/.local/share/jupyter must not replace the course's Python
+LABENV := JUPYTER_PATH=$(abspath $(VENV))/share/jupyter$(if $(JUPYTER_PATH),:$(JUPYTER_PATH))
 ROOT   := $(if $(filter 0,$(shell id -u)),--allow-root,)
 NBGRADER_SERVER := formgrader assignment_list course_list validate_assignment
 
@@ -42,9 +44,9 @@ work: setup
 
 course: work
 ifdef HEADLESS
-	$(BIN)/jupyter lab $(ROOT) --no-browser --ip=127.0.0.1 --port=$(PORT) $(LABDIR)
+	$(LABENV) $(BIN)/jupyter lab $(ROOT) --no-browser --ip=127.0.0.1 --port=$(PORT) $(LABDIR)
 else
-	$(BIN)/jupyter lab $(ROOT) $(LABDIR)
+	$(LABENV) $(BIN)/jupyter lab $(ROOT) $(LABDIR)
 endif
 
 test: setup
