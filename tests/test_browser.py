@@ -108,16 +108,16 @@ class Lab:
         return f"{self.url}/lab/tree/{path}?{urlencode({'reset': '', 'token': self.token})}"
 
 
-def kernel_processes(marker: Path) -> list[str]:
-    """Processes whose command line names ``marker`` (the kernels' connection files live there)."""
-    found = []
+def kernel_processes(marker: Path) -> dict[int, str]:
+    """Kernels whose command line names ``marker`` (the folder of their connection files): pid -> command line."""
+    found = {}
     for proc in Path("/proc").iterdir():
         try:
             cmdline = (proc / "cmdline").read_bytes() if proc.name.isdigit() else b""
         except OSError:
             continue
         if str(marker).encode() in cmdline and b"ipykernel" in cmdline:
-            found.append(cmdline.replace(b"\0", b" ").decode(errors="replace"))
+            found[int(proc.name)] = cmdline.replace(b"\0", b" ").decode(errors="replace")
     return found
 
 
@@ -140,7 +140,8 @@ def lab(chromium: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab
     home = tmp_path_factory.mktemp("lab")
     root, runtime, token, port = home / "root", home / "runtime", os.urandom(16).hex(), free_port()
     root.mkdir()
-    env = {**os.environ, "JUPYTER_TOKEN": token, "JUPYTER_RUNTIME_DIR": str(runtime),
+    env = {**{k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")},
+           "JUPYTER_TOKEN": token, "JUPYTER_RUNTIME_DIR": str(runtime),
            "JUPYTER_CONFIG_DIR": str(home / "config"), "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
            "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces")}
     log = (home / "lab.log").open("wb")
@@ -167,10 +168,13 @@ def lab(chromium: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab
         except (urllib.error.URLError, ConnectionError, TimeoutError, subprocess.TimeoutExpired):
             pass
         if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
+            os.killpg(process.pid, signal.SIGKILL)  # make and JupyterLab, started in their own session
             process.wait(timeout=STOP_TIMEOUT)
         log.close()
-    assert kernel_processes(runtime) == [], "a kernel outlived JupyterLab"
+        leftover = kernel_processes(runtime)
+        for pid in leftover:
+            os.kill(pid, signal.SIGKILL)
+    assert leftover == {}, f"a kernel outlived JupyterLab: {leftover}"
 
 
 @pytest.fixture(scope="module")
@@ -240,7 +244,7 @@ def check_what_a_person_sees(page, lab: Lab) -> None:
     assert not [t for t in seen["toasts"] if "news" in t.lower()], f"the news prompt appeared: {seen['toasts']}"
     assert page.locator(".jp-NotebookPanel-toolbar .jp-KernelName").inner_text() == KERNEL_SHOWN
     assert {s["kernel"]["name"] for s in lab.api("/api/sessions")} == {"python3"}
-    kernels = kernel_processes(lab.runtime)
+    kernels = kernel_processes(lab.runtime).values()
     assert kernels and all(k.startswith(str(Path(sys.prefix) / "bin" / "python")) for k in kernels), kernels
     menus = page.locator(".lm-MenuBar-itemLabel").all_inner_texts()
     shown = [name for name in INSTRUCTOR_ONLY if page.get_by_text(name, exact=True).count()]
