@@ -30,8 +30,9 @@ $(STAMP): pyproject.toml
 # JupyterLab for students, inside the venv only: no news prompt (overrides.json), no nbgrader
 # panels or toolbar (page_config.json, server extensions off). Notebooks use the venv's python3 kernel.
 $(LAB): $(STAMP) jupyter/overrides.json jupyter/page_config.json
-	install -D -m 644 jupyter/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
-	install -D -m 644 jupyter/page_config.json $(VENV)/etc/jupyter/labconfig/page_config.json
+	mkdir -p $(VENV)/share/jupyter/lab/settings $(VENV)/etc/jupyter/labconfig
+	cp jupyter/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
+	cp jupyter/page_config.json $(VENV)/etc/jupyter/labconfig/page_config.json
 	$(BIN)/jupyter server extension disable --sys-prefix $(addprefix nbgrader.server_extensions.,$(NBGRADER_SERVER)) \
 		>/dev/null 2>&1
 	rm -rf $(VENV)/share/jupyter/kernels/handoffs-course
