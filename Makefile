@@ -13,7 +13,7 @@ PORT   ?= 8888
 # tests/test_browser.py points both at a temporary folder.
 LABROOT ?= $(CURDIR)
 WORK   ?= $(LABROOT)/work
-LABDIR := --ServerApp.root_dir=$(LABROOT) --ServerApp.default_url=/lab/tree/$(notdir $(WORK))
+LABDIR := --ServerApp.root_dir=$(LABROOT) --LabApp.default_url=/lab/tree/$(notdir $(WORK))
 # the venv's kernels first: a python3 kernelspec in ~/.local/share/jupyter must not replace the course's Python
 LABENV := JUPYTER_PATH=$(abspath $(VENV))/share/jupyter$(if $(JUPYTER_PATH),:$(JUPYTER_PATH))
 ROOT   := $(if $(filter 0,$(shell id -u)),--allow-root,)

@@ -9,6 +9,7 @@ The system's Chromium is used (``$CHROMIUM``, ``$CHROME_PATH``, or ``chromium`` 
 downloaded. Without one the test is skipped, and the ``-ra`` summary says why.
 """
 
+import http.client
 import json
 import os
 import re
@@ -313,4 +314,29 @@ def test_student_notebook_fails_only_in_its_test_cells(browser, lab: Lab) -> Non
         check_what_a_person_sees(page, lab)
     finally:
         page.screenshot(path=ARTIFACTS / "exercises_last.png")
+        page.close()
+
+
+def test_the_course_opens_on_the_students_work_folder(browser, lab: Lab) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.set_default_timeout(UI_TIMEOUT)
+    page.add_init_script(WATCH)
+    try:
+        host, port = lab.url.removeprefix("http://").split(":")
+        connection = http.client.HTTPConnection(host, int(port), timeout=10)
+        connection.request("GET", "/", headers={"Authorization": f"token {lab.token}"})  # the URL `make course` opens
+        landing = connection.getresponse().getheader("Location")
+        connection.close()
+        assert landing is not None and landing.rstrip("?") == "/lab/tree/work", landing
+        page.goto(lab.open_url("work"))  # with ?reset: the pages of the other tests left their own layout
+        page.locator(".jp-BreadCrumbs", has_text="/work/").wait_for()
+        listing = page.locator(".jp-DirListing-content .jp-DirListing-itemName")
+        listing.filter(has_text="exercises").wait_for()
+        assert sorted(listing.all_inner_texts()) == ["exercises", "guided"]
+        page.wait_for_timeout(2000)  # the news prompt, when enabled, shows within a second of start-up
+        page.screenshot(path=ARTIFACTS / "landing.png")
+        seen = page.evaluate("window.__seen")
+        assert seen == {"dialogs": [], "toasts": []}, seen
+    finally:
         page.close()
