@@ -105,6 +105,17 @@ class Lab:
         return any(s["path"] == path and s["kernel"]["execution_state"] == "idle" and s["kernel"]["connections"] > 0
                    for s in sessions)
 
+    def stop_kernels(self) -> None:
+        """Shut every notebook's kernel down, as closing it with its kernel does, and wait until none runs."""
+        sessions = self.api("/api/sessions")
+        assert isinstance(sessions, list)
+        for session in sessions:
+            self.api(f"/api/sessions/{session['id']}", method="DELETE")
+        deadline = time.monotonic() + STOP_TIMEOUT
+        while kernel_processes(self.runtime):
+            assert time.monotonic() < deadline, f"kernels still running: {kernel_processes(self.runtime)}"
+            time.sleep(0.2)
+
     def open_url(self, path: str) -> str:
         return f"{self.url}/lab/tree/{path}?{urlencode({'reset': '', 'token': self.token})}"
 
@@ -285,6 +296,7 @@ def test_guided_notebook_runs_in_the_browser(browser, lab: Lab) -> None:
     finally:
         page.screenshot(path=ARTIFACTS / "guided_last.png")  # also what the page showed when a check failed
         page.close()
+        lab.stop_kernels()  # no kernel outlives its test
 
 
 def test_student_notebook_fails_only_in_its_test_cells(browser, lab: Lab) -> None:
@@ -315,6 +327,7 @@ def test_student_notebook_fails_only_in_its_test_cells(browser, lab: Lab) -> Non
     finally:
         page.screenshot(path=ARTIFACTS / "exercises_last.png")
         page.close()
+        lab.stop_kernels()
 
 
 def test_the_course_opens_on_the_students_work_folder(browser, lab: Lab) -> None:
