@@ -194,7 +194,7 @@ def browser(chromium: str) -> Iterator[object]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        # --no-sandbox: Chromium refuses to start as root (CI) with its own sandbox on
+        # --no-sandbox: Chromium's own sandbox cannot start as root (CI) nor in most containers
         launched = playwright.chromium.launch(executable_path=chromium, headless=True, args=["--no-sandbox"])
         try:
             yield launched
