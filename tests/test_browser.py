@@ -294,9 +294,11 @@ def test_guided_notebook_runs_in_the_browser(browser, lab: Lab) -> None:
             assert 'aria-roledescription="error"' not in svg, "Mermaid drew its syntax-error picture"
         check_what_a_person_sees(page, lab)
     finally:
-        page.screenshot(path=ARTIFACTS / "guided_last.png")  # also what the page showed when a check failed
-        page.close()
-        lab.stop_kernels()  # no kernel outlives its test
+        try:
+            page.screenshot(path=ARTIFACTS / "guided_last.png")  # also what the page showed when a check failed
+        finally:
+            page.close()
+            lab.stop_kernels()  # no kernel outlives its test
 
 
 def test_student_notebook_fails_only_in_its_test_cells(browser, lab: Lab) -> None:
@@ -325,9 +327,11 @@ def test_student_notebook_fails_only_in_its_test_cells(browser, lab: Lab) -> Non
         assert {s["index"] for s in states if s["errors"]} == tests
         check_what_a_person_sees(page, lab)
     finally:
-        page.screenshot(path=ARTIFACTS / "exercises_last.png")
-        page.close()
-        lab.stop_kernels()
+        try:
+            page.screenshot(path=ARTIFACTS / "exercises_last.png")
+        finally:
+            page.close()
+            lab.stop_kernels()
 
 
 def test_the_course_opens_on_the_students_work_folder(browser, lab: Lab) -> None:
