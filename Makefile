@@ -9,7 +9,8 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 LAB    := $(VENV)/.lab-settings
 PORT   ?= 8888
-# JupyterLab's root (the student reaches work/ and the repository) and the student's folder.
+# JupyterLab's root (the student reaches work/ and the repository) and the student's folder, directly
+# under the root (the default URL opens it).
 # tests/test_browser.py points both at a temporary folder.
 LABROOT ?= $(CURDIR)
 WORK   ?= $(LABROOT)/work
