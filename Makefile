@@ -1,32 +1,54 @@
 # Two commands do all the set-up on a fresh machine with Python 3.11 and make:
-#   make course   set up, then open the course in JupyterLab (HEADLESS=1: no browser, print the URL)
+#   make course   set up, fill work/ (the student's own copies), then open JupyterLab there
+#                 (HEADLESS=1: no browser, print the URL; PORT=9000: another port)
 #   make test     set up, then lint (ruff), type-check (mypy) and run the whole test suite (pytest)
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-KERNEL := handoffs-course
+LAB    := $(VENV)/.lab-settings
 PORT   ?= 8888
-LABDIR := --ServerApp.root_dir=$(CURDIR) --ServerApp.default_url=/lab/tree/notebooks
+# JupyterLab's root (the student reaches work/ and the repository) and the student's folder, directly
+# under the root (the default URL opens it).
+# tests/test_browser.py points both at a temporary folder.
+LABROOT ?= $(CURDIR)
+WORK   ?= $(LABROOT)/work
+LABDIR := --ServerApp.root_dir=$(LABROOT) --LabApp.default_url=/lab/tree/$(notdir $(WORK))
+# the venv's kernels first: a python3 kernelspec in ~/.local/share/jupyter must not replace the course's Python
+LABENV := JUPYTER_PATH=$(abspath $(VENV))/share/jupyter$(if $(JUPYTER_PATH),:$(JUPYTER_PATH))
 ROOT   := $(if $(filter 0,$(shell id -u)),--allow-root,)
+NBGRADER_SERVER := formgrader assignment_list course_list validate_assignment
 
-.PHONY: setup course test clean
+.PHONY: setup course work test clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
-	$(BIN)/python -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (handoffs course)"
 	touch $(STAMP)
 
-setup: $(STAMP)
+# JupyterLab for students, inside the venv only: no news prompt (overrides.json), no nbgrader
+# panels or toolbar (page_config.json, server extensions off). Notebooks use the venv's python3 kernel.
+$(LAB): $(STAMP) jupyter/overrides.json jupyter/page_config.json
+	mkdir -p $(VENV)/share/jupyter/lab/settings $(VENV)/etc/jupyter/labconfig
+	cp jupyter/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
+	cp jupyter/page_config.json $(VENV)/etc/jupyter/labconfig/page_config.json
+	$(BIN)/jupyter server extension disable --sys-prefix $(addprefix nbgrader.server_extensions.,$(NBGRADER_SERVER)) \
+		>/dev/null 2>&1
+	rm -rf $(VENV)/share/jupyter/kernels/handoffs-course
+	touch $(LAB)
 
-course: setup
+setup: $(STAMP) $(LAB)
+
+work: setup
+	$(BIN)/python -m grader.workspace $(WORK)
+
+course: work
 ifdef HEADLESS
-	$(BIN)/jupyter lab $(ROOT) --no-browser --ip=127.0.0.1 --port=$(PORT) $(LABDIR)
+	$(LABENV) $(BIN)/jupyter lab $(ROOT) --no-browser --ip=127.0.0.1 --port=$(PORT) $(LABDIR)
 else
-	$(BIN)/jupyter lab $(ROOT) $(LABDIR)
+	$(LABENV) $(BIN)/jupyter lab $(ROOT) $(LABDIR)
 endif
 
 test: setup

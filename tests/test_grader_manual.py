@@ -28,8 +28,7 @@ def _meta(gid, **flags):
 def make_source() -> nbformat.NotebookNode:
     """One autograded exercise (2 points) and one written answer graded by hand (3 points)."""
     nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "handoffs-course", "display_name": "Python (handoffs course)",
-                                 "language": "python"}
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
     nb.cells = [
         nbformat.v4.new_markdown_cell("# Mini lab", id="intro"),
         nbformat.v4.new_code_cell("def double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION",
