@@ -13,6 +13,7 @@ import logging
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import CancelledError
 from contextlib import ExitStack, contextmanager
 from typing import Any, TypeVar
 
@@ -77,11 +78,18 @@ def _local_workers(scheduler: str) -> int:
     return int(count)
 
 
+def _quiet_dask() -> None:
+    """Dask's own log only with -v: what matters to the instructor ends in a row or a one-line error."""
+    for name in list(logging.root.manager.loggerDict):  # distributed sets levels on some of its loggers
+        if name == "distributed" or name.startswith("distributed."):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
 @contextmanager
 def connect(scheduler: str) -> Iterator[Client]:
     """A client of the scheduler at ``scheduler``, or of a new local cluster for ``local:N`` (closed after)."""
-    if not logging.getLogger("grader").isEnabledFor(logging.DEBUG):  # -v shows Dask's own log too
-        logging.getLogger("distributed").setLevel(logging.ERROR)
+    if not logging.getLogger("grader").isEnabledFor(logging.DEBUG):
+        _quiet_dask()
     if scheduler.startswith("local:"):
         workers = _local_workers(scheduler)
         with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
@@ -129,13 +137,27 @@ def _results(stack: ExitStack, client: Client, function: Callable[..., R], tasks
         for future in as_completed(futures, loop=client.loop):
             i = futures.pop(future)
             try:
-                yield i, future.result()
+                yield i, _result(future)
             except KilledWorker:
                 killed.append(i)
+            except ClusterError:
+                raise
             except Exception as error:  # noqa: BLE001 - the task's own failure is its result
                 yield i, error
         for i in sorted(killed):  # alone: a submission that kills its worker takes no other one with it
             try:
-                yield i, submit(i).result()
+                yield i, _result(submit(i))
+            except ClusterError:
+                raise
             except Exception as error:  # noqa: BLE001
                 yield i, error
+
+
+def _result(future: Any) -> Any:
+    """A task's result; a task cancelled under the batch (the scheduler lost) stops the whole batch."""
+    try:
+        return future.result()
+    except CancelledError as error:
+        reason = getattr(error, "reason", None) or " ".join(str(error).split())
+        raise ClusterError(f"lost the Dask cluster ({reason}); the reports written so far are kept: "
+                           "run the same command again to grade the rest") from None

@@ -6,10 +6,12 @@ Workers are killed by a thread of the test, SIGKILL to the worker process that i
 named submission at that moment, so each kill lands mid-task.
 """
 
+import json
 import os
 import shutil
 import signal
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -121,6 +123,57 @@ def test_a_submission_that_kills_every_worker_is_an_error_row_and_costs_no_other
     assert [(rows[n]["status"], rows[n]["score"]) for n in ("honest_1", "honest_2")] == [("graded", "5")] * 2
     assert rows["killer"]["status"] == "error" and "KilledWorker" in rows["killer"]["error"]
     assert not (tmp_path / "out" / "reports" / "killer.json").exists()  # not cached: a re-run tries it again
+
+
+@pytest.fixture
+def dask_commands(tmp_path):
+    """A scheduler and a worker started as the README says (``dask scheduler``, ``dask worker``); stopped after."""
+    dask_cli, info = Path(sys.executable).parent / "dask", tmp_path / "scheduler.json"
+    scheduler = subprocess.Popen([dask_cli, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                                  "--scheduler-file", info], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    worker = subprocess.Popen([dask_cli, "worker", "--scheduler-file", info, "--nworkers", "1", "--nthreads", "1",
+                               "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while not info.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        address = json.loads(info.read_text())["address"]
+        with Client(address, set_as_default=False, timeout=30) as client:
+            client.wait_for_workers(1, timeout=30)
+        yield scheduler, address
+    finally:
+        for process in (worker, scheduler):
+            process.terminate()
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def test_a_scheduler_lost_mid_batch_stops_it_and_keeps_what_was_graded(dask_commands, pool, tmp_path, capsys):
+    scheduler, address = dask_commands
+    out = tmp_path / "out"
+
+    def kill_after_the_first_report():
+        deadline = time.monotonic() + 60
+        while not list((out / "reports").glob("*.json")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        scheduler.kill()
+
+    killer = threading.Thread(target=kill_after_the_first_report, daemon=True)
+    killer.start()
+    assert run_cli("--timeout", "3", "--scheduler", address, out=out) == 2
+    killer.join(timeout=60)
+    err = capsys.readouterr().err
+    lines = [line for line in err.replace("\r", "\n").splitlines() if line.strip() and not line.startswith("grading")]
+    assert len(lines) == 1 and lines[0].startswith("error: lost the Dask cluster")  # besides the progress bar
+    assert not (out / "grades.csv").exists()  # no row says "error" for a submission that was never graded
+    kept = tree(out)  # what was written is what the pool writes (the cache key differs: the CLI's limits)
+    assert kept and all(kept[name] == pool[name] for name in kept if name.startswith("feedback"))
+    for name in (name for name in kept if name.startswith("reports")):
+        ours, theirs = json.loads(kept[name]), json.loads(pool[name])
+        assert (ours["row"], ours["report"]) == (theirs["row"], theirs["report"])
 
 
 def run_cli(*scheduler_args, out):
