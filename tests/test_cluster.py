@@ -8,6 +8,7 @@ named submission at that moment, so each kill lands mid-task.
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -26,6 +27,7 @@ from test_grader_fixtures import FIXTURES, LIMITS, SUBMISSIONS, kernels
 
 from grader.__main__ import main
 from grader.batch import batch
+from grader.kernel import FIRST_UID, UID_SLOTS, sandbox_mode
 from grader.notebooks import dumps, read_notebook
 
 SOURCE = FIXTURES / "source.ipynb"
@@ -104,8 +106,10 @@ def killer_and_honest(folder):
     nb = read_notebook(SUBMISSIONS / "correct.ipynb")
     nb.cells.append(nbformat.v4.new_code_cell("import time\ntime.sleep(30)"))
     (folder / "killer.ipynb").write_text(dumps(nb), encoding="utf-8")
-    for name in ("honest_1", "honest_2"):
-        shutil.copy(SUBMISSIONS / "correct.ipynb", folder / f"{name}.ipynb")
+    shutil.copy(SUBMISSIONS / "correct.ipynb", folder / "honest_1.ipynb")
+    nb = read_notebook(SUBMISSIONS / "correct.ipynb")  # also says which uid its kernel runs as (added cells earn 0)
+    nb.cells.append(nbformat.v4.new_code_cell("import os\nprint('uid', os.getuid(), 'uid')"))
+    (folder / "honest_2.ipynb").write_text(dumps(nb), encoding="utf-8")
 
 
 def test_a_submission_that_kills_every_worker_is_an_error_row_and_costs_no_other(cluster, tmp_path):
@@ -123,6 +127,11 @@ def test_a_submission_that_kills_every_worker_is_an_error_row_and_costs_no_other
     assert [(rows[n]["status"], rows[n]["score"]) for n in ("honest_1", "honest_2")] == [("graded", "5")] * 2
     assert rows["killer"]["status"] == "error" and "KilledWorker" in rows["killer"]["error"]
     assert not (tmp_path / "out" / "reports" / "killer.json").exists()  # not cached: a re-run tries it again
+    uid = int(re.search(r"uid (\d+) uid", (tmp_path / "out" / "feedback" / "honest_2.html").read_text()).group(1))
+    if sandbox_mode() == "full":  # as root: the kernel ran on a Dask worker as a sandbox uid, as in the local pool
+        assert FIRST_UID <= uid < FIRST_UID + UID_SLOTS
+    else:
+        assert uid == os.getuid()
 
 
 @pytest.fixture
