@@ -3,7 +3,9 @@
 One LocalCluster with two worker processes (nannies, one thread each) serves every test; its
 scheduler lets a task meet one dead worker and fails it at the second (allowed-failures 1).
 Workers are killed by a thread of the test, SIGKILL to the worker process that is running a
-named submission at that moment, so each kill lands mid-task.
+named submission at that moment, so each kill lands mid-task. A scheduler and a worker started
+with the ``dask`` commands the README gives test a scheduler lost mid-batch; the CLI's errors
+need no cluster at all.
 """
 
 import json
