@@ -1,10 +1,12 @@
 """Grade the same N submissions three ways, side by side, and print the numbers.
 
-    python benchmarks/grading.py [N] [--workers W] [--lesson 03_handoff_pseudo_tool]
+    python benchmarks/grading.py [N] [--workers W] [--lesson 03_handoff_pseudo_tool] [--scheduler ADDRESS]
 
 1. the course grader's batch (parallel workers, fresh sandboxed kernel per submission), with
    the full sandbox (as root: own uid and namespaces) and with the basic one (limits only),
    side by side: the difference is the sandbox's cost per submission;
+   the same batch on a Dask cluster (``--scheduler``, default ``local:W``: a LocalCluster of W
+   worker processes started for the run, its start-up included in the time);
 2. sequential nbclient: each submission assembled the same way, then run with plain
    ``NotebookClient.execute()`` one after another;
 3. real ``nbgrader generate_assignment`` + ``nbgrader autograde`` in a temporary course folder.
@@ -60,12 +62,13 @@ def make_submissions(folder: Path, n: int, lesson: str | None = None) -> None:
         shutil.copy(kinds[i % len(kinds)], folder / f"student_{i:03d}.ipynb")
 
 
-def run_batch(subs: Path, source: Path, out: Path, workers: int, mode: str = "auto") -> dict[str, float]:
-    """The batch grader with the sandbox in ``mode`` (auto: full as root, basic: limits only)."""
+def run_batch(subs: Path, source: Path, out: Path, workers: int, mode: str = "auto",
+              scheduler: str | None = None) -> dict[str, float]:
+    """The batch grader with the sandbox in ``mode`` (auto: full as root, basic: limits only), maybe on Dask."""
     os.environ["GRADER_SANDBOX"] = mode
     sandbox_mode.cache_clear()
     try:
-        rows = batch(subs, source, out, workers=workers, limits=Limits(), progress=False)
+        rows = batch(subs, source, out, workers=workers, limits=Limits(), progress=False, scheduler=scheduler)
     finally:
         del os.environ["GRADER_SANDBOX"]
         sandbox_mode.cache_clear()
@@ -106,7 +109,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=os.cpu_count())
     parser.add_argument("--lesson", help="grade copies of a course lesson (e.g. 03_handoff_pseudo_tool) "
                                          "instead of the grader fixtures")
+    parser.add_argument("--scheduler", help="the Dask cluster for the cluster run (default: local:WORKERS)")
     args = parser.parse_args()
+    scheduler = args.scheduler or f"local:{args.workers}"
     source = ROOT / "solutions" / f"{args.lesson}.ipynb" if args.lesson else FIXTURES / "source.ipynb"
     with tempfile.TemporaryDirectory(prefix="bench-") as folder:
         tmp = Path(folder)
@@ -115,12 +120,13 @@ def main() -> None:
         results = {
             "course grader (batch)": timed(run_batch, subs, source, tmp / "out", args.workers),
             "grader, basic sandbox": timed(run_batch, subs, source, tmp / "out-basic", args.workers, "basic"),
+            "grader on Dask": timed(run_batch, subs, source, tmp / "out-dask", args.workers, "auto", scheduler),
             "sequential nbclient": timed(run_sequential_nbclient, subs, source),
             "nbgrader autograde": timed(run_nbgrader, subs, source, tmp / "course"),
         }
     base = results["course grader (batch)"]
     print(f"{args.n} submissions of {source.name}, {args.workers} worker(s), {os.cpu_count()} core(s), "
-          f"sandbox: {sandbox_mode()}")
+          f"sandbox: {sandbox_mode()}, Dask: {scheduler}")
     print(f"{'way':24} {'wall s':>8} {'subs/min':>9} {'grader speed-up':>16} {'scores agree':>13}")
     for way, (seconds, scores) in results.items():
         agree = "yes" if scores == base[1] else "NO"

@@ -55,7 +55,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
 def cmd_batch(args: argparse.Namespace) -> int:
     from .batch import batch
 
-    rows = batch(args.directory, args.source, args.out, workers=args.workers, limits=_limits(args))
+    rows = batch(args.directory, args.source, args.out, workers=args.workers, limits=_limits(args),
+                 scheduler=args.scheduler)
     graded = [r for r in rows if r["status"] == "graded"]
     errors = [r for r in rows if r["status"] != "graded"]
     print(f"{len(graded)} graded, {len(errors)} with errors -> {Path(args.out) / 'grades.csv'}")
@@ -126,6 +127,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--source", required=True, help="a solution notebook or a folder of them")
     p.add_argument("--out", required=True, help="folder for grades.csv, reports/ and feedback/")
     p.add_argument("--workers", type=int, help="parallel workers (default: one per core)")
+    p.add_argument("--scheduler", help="grade on a Dask cluster: tcp://HOST:PORT, or local:N to start N local workers "
+                                       "(needs the cluster extra; --workers is then unused)")
     p.set_defaults(run=cmd_batch)
 
     p = with_limits(sub.add_parser("store-outputs", help="run guided notebooks and store their outputs"))

@@ -1,5 +1,9 @@
 """Grade a folder of submissions in parallel: one process per worker, one fresh kernel per submission.
 
+A worker's task is a pure function of bytes (``grade_one``): it returns the row, the report and the
+feedback page, and this process writes them, so the same tasks run in the local pool or on a Dask
+cluster (``grader.cluster``).
+
 A bad submission becomes a row with status "error" and the batch goes on. Re-running
 skips submissions whose report is already there for the same submission, source and
 limits (a content hash), so an interrupted batch resumes where it stopped. Every
@@ -16,7 +20,7 @@ import logging
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import __version__
 from .api import WrongLesson, grade_notebooks
@@ -26,7 +30,7 @@ from .execute import Limits
 from .generate import student_version
 from .kernel import worker_supply
 from .notebooks import UnusableNotebook, parse_notebook, write_atomic
-from .pool import run_tasks
+from .pool import run_on_cluster, run_tasks
 from .report import Report, feedback_html
 
 logger = logging.getLogger(__name__)
@@ -99,32 +103,29 @@ def _error_row(submission: Path, root: Path, error: str) -> dict[str, str]:
             "error": _unnamed(error, submission, root), "cached": "no"}
 
 
-def grade_one(submission: str | os.PathLike[str], source: str | os.PathLike[str], root: Path,
-              out: str | os.PathLike[str], limits: Limits, submission_bytes: bytes | None = None,
-              source_bytes: bytes | None = None) -> dict[str, str]:
-    """Grade one submission and write its JSON report and HTML feedback; returns its CSV row.
+class Graded(NamedTuple):
+    """What a worker sends back for one submission: its CSV row and, once graded, its report data and feedback page."""
 
-    ``source`` is the matched source notebook; the bytes of both files, when given, were read earlier.
+    row: dict[str, str]
+    report: dict[str, Any] | None = None
+    feedback: str | None = None
+
+
+def grade_one(submission: Path, source: Path, root: Path, limits: Limits, submission_bytes: bytes,
+              source_bytes: bytes) -> Graded:
+    """Grade one submission from its bytes and its source's, reading and writing no file: a worker's whole task.
+
+    The paths only name things (the row, the messages); the client writes the files (``save``).
     """
-    submission, source, out = Path(submission), Path(source), Path(out)
     row = {**_error_row(submission, root, ""), "source": str(source)}
-    report_path = out / "reports" / f"{_slug(submission, root)}.json"
     try:
-        submission_bytes = _read(submission) if submission_bytes is None else submission_bytes
-        source_bytes = _read(source) if source_bytes is None else source_bytes
-        key = _key(submission_bytes, source_bytes, limits)
-        if report_path.exists():
-            saved = json.loads(report_path.read_text(encoding="utf-8"))
-            if saved.get("key") == key:
-                return {**row, **saved["row"], "cached": "yes"}
         report, feedback_nb = _grade(source_bytes, lambda: parse_notebook(submission_bytes, submission), limits,
                                      (str(source), row["submission"]))
+        data = report.to_dict()
         row.update(score=f"{report.score:g}", max_score=f"{report.max_score:g}", status="graded",
                    tampered=" ".join(f"{t['grade_id']}:{t['problem']}" for t in report.tampered),
-                   suspicious=" ".join(report.suspicious), **manual_columns(report.to_dict()))
-        write_atomic(out / "feedback" / f"{_slug(submission, root)}.html", feedback_html(report, feedback_nb))
-        write_atomic(report_path, json.dumps({"key": key, "row": row, "report": report.to_dict()},
-                                             indent=2, ensure_ascii=False, sort_keys=True) + "\n")
+                   suspicious=" ".join(report.suspicious), **manual_columns(data))
+        return Graded(row, data, feedback_html(report, feedback_nb))
     except WrongLesson as error:
         row.update(status="wrong-lesson", error=_unnamed(str(error), submission, root))
     except (GraderError, OSError) as error:
@@ -132,6 +133,29 @@ def grade_one(submission: str | os.PathLike[str], source: str | os.PathLike[str]
     except Exception as error:  # noqa: BLE001 - one submission never stops the batch
         logger.debug("grading %s failed", submission, exc_info=True)
         row["error"] = f"grader error: {type(error).__name__}: {' '.join(str(error).split())}"[:500]
+    return Graded(row)
+
+
+def _cached(report_path: Path, key: str) -> dict[str, str] | None:
+    """The saved row of a submission graded before with the same key (bytes, source, limits), or None."""
+    try:
+        saved = json.loads(report_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # not graded yet, or a report that cannot be read: grade it again
+        return None
+    return saved["row"] if isinstance(saved, dict) and saved.get("key") == key and "row" in saved else None
+
+
+def save(graded: Graded, out: Path, slug: str, key: str) -> dict[str, str]:
+    """Write a graded submission's feedback page, then its report (the cache entry); returns its CSV row."""
+    row = graded.row
+    if graded.report is not None and graded.feedback is not None:
+        try:
+            write_atomic(out / "feedback" / f"{slug}.html", graded.feedback)
+            write_atomic(out / "reports" / f"{slug}.json", json.dumps(
+                {"key": key, "row": row, "report": graded.report}, indent=2, ensure_ascii=False, sort_keys=True)
+                + "\n")
+        except OSError as error:
+            row = {**row, "error": " ".join(str(error).split())}
     return row
 
 
@@ -167,14 +191,18 @@ def write_csv(rows: list[dict[str, str]], path: Path) -> None:
 
 def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out: str | os.PathLike[str],
           workers: int | None = None, limits: Limits = Limits(),  # noqa: B008 - Limits is frozen
-          progress: bool = True) -> list[dict[str, str]]:
-    """Grade every notebook under ``directory``; writes OUT/grades.csv, reports/ and feedback/; returns the rows."""
+          progress: bool = True, scheduler: str | None = None) -> list[dict[str, str]]:
+    """Grade every notebook under ``directory``; writes OUT/grades.csv, reports/ and feedback/; returns the rows.
+
+    ``scheduler`` (``tcp://HOST:PORT`` or ``local:N``) runs the tasks on a Dask cluster instead of the local pool.
+    """
     directory, out = Path(directory), Path(out)
     for path, what in ((directory, "submissions folder"), (Path(source), "source")):
         if not path.exists():
             raise MissingPath(f"{what} {path} does not exist")
     rows: list[dict[str, str]] = []
-    tasks: list[tuple[Path, Path, Path, Path, Limits, bytes, bytes]] = []
+    tasks: list[tuple[Path, Path, Path, Limits, bytes, bytes]] = []
+    saves: list[tuple[str, str]] = []  # per task: its slug and cache key
     sources: dict[Path, bytes] = {}
     for path in find_submissions(directory, out):  # every input in memory before any student code runs
         try:
@@ -182,10 +210,19 @@ def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out
             matched = match_source(path, Path(source), functools.partial(parse_notebook, data, path))
             if matched not in sources:
                 sources[matched] = _read(matched)
-            tasks.append((path, matched, directory, out, limits, data, sources[matched]))
         except GraderError as error:
             rows.append(_error_row(path, directory, str(error)))
-    done: Iterable[tuple[int, dict[str, str] | BaseException]] = run_tasks(grade_one, tasks, workers, limits)
+            continue
+        slug, key = _slug(path, directory), _key(data, sources[matched], limits)
+        cached = _cached(out / "reports" / f"{slug}.json", key)
+        if cached is not None:
+            rows.append({**_error_row(path, directory, ""), "source": str(matched), **cached, "cached": "yes"})
+        else:
+            tasks.append((path, matched, directory, limits, data, sources[matched]))
+            saves.append((slug, key))
+    done: Iterable[tuple[int, Graded | BaseException]] = (
+        run_tasks(grade_one, tasks, workers, limits) if scheduler is None
+        else run_on_cluster(scheduler, grade_one, tasks, limits, [slug for slug, _ in saves]))
     if progress:
         from tqdm import tqdm
         done = tqdm(done, total=len(tasks), unit="nb", desc="grading", dynamic_ncols=True)
@@ -194,7 +231,6 @@ def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out
             path = tasks[index][0]
             rows.append(_error_row(path, directory, f"worker failed: {type(result).__name__}: {result}"))
         else:
-            rows.append(result)
+            rows.append(save(result, out, *saves[index]))
     write_csv(rows, out / "grades.csv")
     return sorted(rows, key=lambda row: row["submission"])
-

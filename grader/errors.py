@@ -29,3 +29,7 @@ class InvalidSetting(GraderError, ValueError):
 
 class SandboxSetupError(GraderError, OSError):
     """A system call that sets the sandbox up failed (in the launcher, before the kernel runs)."""
+
+
+class ClusterError(GraderError):
+    """A batch cannot run on the Dask cluster asked for: dask.distributed missing, a bad or unreachable scheduler."""

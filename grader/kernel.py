@@ -38,7 +38,8 @@ from . import sandbox, zygote
 from .errors import GraderError, InvalidSetting, SandboxError
 from .sandbox import KERNEL_ENV
 
-__all__ = ["KERNEL_ENV", "Kernel", "KernelSupply", "sandbox_mode", "start_worker_supply", "worker_supply"]
+__all__ = ["KERNEL_ENV", "Kernel", "KernelSupply", "sandbox_mode", "start_worker_supply", "stop_worker_supply",
+           "worker_supply"]
 
 FIRST_UID = 1_900_000_000  # sandbox uids: FIRST_UID + slot, a range no account or container manager uses
 UID_SLOTS = 1000
@@ -360,6 +361,14 @@ def start_worker_supply(memory_limit: int) -> None:
     global _worker_supply
     _worker_supply = KernelSupply(memory_limit)
     multiprocessing.util.Finalize(None, _worker_supply.close, exitpriority=10)
+
+
+def stop_worker_supply() -> None:
+    """Close this worker process's KernelSupply, if it has one (a Dask worker closing, ``grader.cluster``)."""
+    global _worker_supply
+    supply, _worker_supply = _worker_supply, None
+    if supply is not None:
+        supply.close()
 
 
 def worker_supply() -> "KernelSupply | None":

@@ -3,7 +3,8 @@
 Each worker process holds a warm ``KernelSupply``. A worker that dies (killed by a
 submission when the sandbox cannot stop it, or by the system) breaks the whole pool:
 the pool is rebuilt and every task that had not finished is retried alone, one by one,
-so only the task that kills its worker loses its result.
+so only the task that kills its worker loses its result. ``run_on_cluster`` runs the same
+tasks on a Dask cluster instead (``grader.cluster``, the optional ``cluster`` extra).
 """
 
 import os
@@ -12,6 +13,7 @@ from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
+from .errors import ClusterError
 from .execute import Limits
 from .kernel import start_worker_supply, sweep_orphans
 
@@ -56,3 +58,14 @@ def run_tasks(function: Callable[..., R], tasks: Sequence[tuple[Any, ...]], work
         if alone is not None:
             alone.shutdown()
         sweep_orphans()  # what a worker killed mid-task could not stop
+
+
+def run_on_cluster(scheduler: str, function: Callable[..., R], tasks: Sequence[tuple[Any, ...]], limits: Limits,
+                   names: Sequence[str] | None = None) -> Iterator[tuple[int, R | BaseException]]:
+    """``run_tasks`` on the Dask cluster at ``scheduler`` (``tcp://HOST:PORT``, or ``local:N`` to start one here)."""
+    try:
+        from .cluster import run_tasks as run_on_dask
+    except ImportError as error:
+        raise ClusterError(f"--scheduler needs dask.distributed ({error.name or 'it'} is not installed): "
+                           "pip install 'handoffs-course[cluster]'") from None
+    return run_on_dask(scheduler, function, tasks, limits, names)
