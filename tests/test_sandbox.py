@@ -374,11 +374,18 @@ def test_every_input_is_read_before_any_student_code_runs(tmp_path, basic_sandbo
 
 
 def test_a_killed_zygote_is_started_again(basic_sandbox):
-    # the killer ends "ok", so it is replayed after the restart and kills the new kernel too:
-    # the replay then drops it for good, and the honest cell before it is still replayed
-    killer = "import os\nos.kill(os.getppid(), 9)"
-    statuses, texts = run("x = 41", killer, "import time\ntime.sleep(3)", "print('next kernel', x + 1)")
-    assert "died" in statuses[1:3] and statuses[3] == "ok" and texts[3] == "next kernel 42\n", (statuses, texts)
+    # the killer cell ends in an error, so the restart does not replay it (cells that ran fine are replayed)
+    killer = "import os\nos.kill(os.getppid(), 9)\nraise RuntimeError('done')"
+    statuses, texts = run(killer, "import time\ntime.sleep(3)", "print('next kernel')")
+    assert "died" in statuses and statuses[2] == "ok" and texts[2] == "next kernel\n"
+
+
+def test_a_replayed_cell_that_stalls_is_dropped_and_the_others_are_still_replayed():
+    """A cell that ran fine once may not the second time (here: it waits forever once its file exists)."""
+    stalls_twice = "import os, time\nif os.path.exists('ran'):\n    time.sleep(600)\nopen('ran', 'w').close()"
+    statuses, texts = run("x = 41", stalls_twice, "import os\nos._exit(1)", "print('replayed', x + 1)",
+                          limits=Limits(cell_timeout=4, notebook_timeout=60))
+    assert statuses == ["ok", "ok", "died", "ok"] and texts[3] == "replayed 42\n", (statuses, texts)
 
 
 def test_a_killed_zygote_costs_no_other_submission(tmp_path, basic_sandbox):
