@@ -17,10 +17,24 @@ from .metadata import grade_id
 
 STATUS_MARK = {"passed": "✔", "failed": "✘", "timeout": "⏱", "died": "☠", "not-run": "…", "pending": "✎",
                "graded": "✎"}
-STATUS_ES = {"passed": "superada", "failed": "fallida", "timeout": "tiempo agotado", "died": "el kernel murió",
-             "not-run": "no ejecutada", "pending": "pendiente", "graded": "calificada"}
+STATUS_ES = {"passed": "superado", "failed": "fallido", "timeout": "tiempo agotado", "died": "el kernel murió",
+             "not-run": "no ejecutado", "pending": "pendiente", "graded": "calificado"}
 """Each status as the student reads it on the feedback page (the table and the JSON keep the English word)."""
-HIDDEN_EN, HIDDEN_ES = " in a hidden test", " en una prueba oculta"
+GRADER_WORDS_ES = [(re.compile(english), spanish) for english, spanish in (
+    (r" in a hidden test$", " en un test oculto"),
+    (r"\[hidden test\]", "[test oculto]"),
+    (r"cell did not finish within (\S+) s", r"la celda no terminó en \1 s"),
+    (r"the kernel died while running this cell; it was restarted", "el kernel murió mientras corría esta celda; "
+                                                                    "se reinició"),
+    (r"the notebook's time budget of (\S+) s was spent", r"se agotó el tiempo total del notebook (\1 s)"),
+    (r"the kernel did not let the grader restore its state before this test",
+     "el kernel no dejó que el grader restaurara su estado antes de este test"),
+    (r"the kernel sent a message over (\d+) MiB", r"el kernel envió un mensaje de más de \1 MiB"),
+    (r"\[output truncated: (\d+) characters over the limit\]", r"[salida recortada: \1 caracteres sobre el límite]"),
+    (r"\[output truncated: a message over (\d+) MiB was refused\]",
+     r"[salida recortada: se rechazó un mensaje de más de \1 MiB]"),
+)]
+"""The grader's own messages (``grader.execute``, ``grader.hidden``, ``grader.api``) as the student reads them."""
 BY_HAND = "se califica a mano"
 
 
@@ -173,9 +187,10 @@ def _shown(image: str = "", markdown: Markup | None = None, css: str = "out", te
 def _output(output: dict[str, Any], budget: _Budget) -> dict[str, Any] | None:
     kind, data = output.get("output_type"), output.get("data", {})
     if kind == "stream":
-        return _shown(text=budget.take(_text(output.get("text", ""))))
+        return _shown(text=budget.take(spanish_feedback(_text(output.get("text", "")))))
     if kind == "error":
-        return _shown(css="out err", text=budget.take(f"{output.get('ename', '')}: {output.get('evalue', '')}"))
+        error = f"{output.get('ename', '')}: {output.get('evalue', '')}"
+        return _shown(css="out err", text=budget.take(spanish_feedback(error)))
     png = _text(data.get("image/png", "-"))
     if BASE64.fullmatch(png) and len(png) <= budget.left:
         return _shown(image=budget.take(png))
@@ -198,12 +213,14 @@ def _cell(cell: NotebookNode, budget: _Budget, anchor: str = "", failed: bool = 
 
 def anchor(gid: str) -> str:
     """The page's id for a test cell, linked from its row."""
-    return f"prueba-{gid}"
+    return f"test-{gid}"
 
 
 def spanish_feedback(text: str) -> str:
-    """A test's one-line feedback as the page shows it: the grader's own words in Spanish."""
-    return text[:-len(HIDDEN_EN)] + HIDDEN_ES if text.endswith(HIDDEN_EN) else text
+    """Text as the page shows it: the grader's own words in Spanish (what the student's code said is kept)."""
+    for english, spanish in GRADER_WORDS_ES:
+        text = english.sub(spanish, text)
+    return text
 
 
 def result_line(result: TestResult) -> str:

@@ -319,12 +319,12 @@ def test_feedback_page_makes_failed_tests_stand_out_in_spanish():
 
     report, feedback_nb = grade_notebooks(source(), read_notebook(FIXTURES / "submissions" / "partial.ipynb"))
     page = feedback_html(report, feedback_nb)
-    assert "2 de 3 pruebas superadas. No pasaron: <a href=\"#prueba-test_charge\">test_charge</a>" in page
-    assert '<tr class="fallo"><td><a href="#prueba-test_charge">test_charge</a></td><td>0/2</td><td>✘ fallida' in page
-    assert '<tr><td><a href="#prueba-test_quote_total">test_quote_total</a></td><td>1/1</td><td>✔ superada' in page
-    failing_cell = page.split('<div class="cell fallo" id="prueba-test_charge">')[1].split("</div>")[0]
-    assert "fallida (0/2): AssertionError: valor: se esperaba 3000, se obtuvo 6000" in failing_cell  # the error, here
-    assert page.count('id="prueba-test_charge"') == 1 and "charge(6400)" not in page  # no hidden test shown
+    assert "2 de 3 tests superados. No pasaron: <a href=\"#test-test_charge\">test_charge</a>" in page
+    assert '<tr class="fallo"><td><a href="#test-test_charge">test_charge</a></td><td>0/2</td><td>✘ fallido' in page
+    assert '<tr><td><a href="#test-test_quote_total">test_quote_total</a></td><td>1/1</td><td>✔ superado' in page
+    failing_cell = page.split('<div class="cell fallo" id="test-test_charge">')[1].split("</div>")[0]
+    assert "fallido (0/2): AssertionError: valor: se esperaba 3000, se obtuvo 6000" in failing_cell  # the error, here
+    assert page.count('id="test-test_charge"') == 1 and "charge(6400)" not in page  # no hidden test shown
 
     cells = [nbformat.v4.new_code_cell("x", metadata={"nbgrader": {"grade": True, "grade_id": gid, "points": 1}})
              for gid in ("t_hidden", "t_slow")]
@@ -333,9 +333,9 @@ def test_feedback_page_makes_failed_tests_stand_out_in_spanish():
         TestResult("t_slow", 0, 1, "timeout", "CellTimeout: cell did not finish within 3 s")],
         manual=[ManualResult("essay", 3)])
     page = feedback_html(report, nbformat.v4.new_notebook(cells=cells))
-    assert "0 de 2 pruebas superadas" in page and "AssertionError en una prueba oculta" in page
+    assert "0 de 2 tests superados" in page and "AssertionError en un test oculto" in page
     assert "⏱ tiempo agotado" in page and "✎ pendiente" in page and "se califica a mano" in page
-    assert '<div class="cell fallo" id="prueba-t_slow">' in page
+    assert '<div class="cell fallo" id="test-t_slow">' in page
     for english in ("Score", "Feedback", "exercise", "points", "status", "passed", "failed", "pending", "graded by",
                     "hidden test", "omitted"):
         assert english not in page, english
@@ -356,3 +356,22 @@ def test_notebook_budget_marks_the_rest_as_not_run():
     runs = execute(nb, Limits(cell_timeout=10, notebook_timeout=3))
     assert [run.status for run in runs] == ["ok", "timeout", "not-run"]
     assert runs[2].summary == "NotebookTimeout: the notebook's time budget of 3 s was spent"
+
+
+def test_the_feedback_page_says_the_graders_own_words_in_spanish():
+    from grader.report import Report, TestResult, feedback_html
+
+    report = Report("a.ipynb", "s.ipynb", exercises=[
+        TestResult("t_slow", 0, 1, "timeout", "CellTimeout: cell did not finish within 3 s"),
+        TestResult("t_dead", 0, 1, "died",
+                   "DeadKernelError: the kernel died while running this cell; it was restarted"),
+        TestResult("t_hidden", 0, 1, "failed", "AssertionError in a hidden test")])
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(1)", outputs=[nbformat.v4.new_output(
+        "stream", name="stdout", text="\n[output truncated: 12 characters over the limit]\n")])])
+    page = feedback_html(report, nb)
+    for spanish in ("la celda no terminó en 3 s", "el kernel murió mientras corría esta celda; se reinició",
+                    "AssertionError en un test oculto", "[salida recortada: 12 caracteres sobre el límite]",
+                    "0 de 3 tests superados"):
+        assert spanish in page, spanish
+    for english in ("did not finish", "died while", "in a hidden test", "output truncated"):
+        assert english not in page, english
