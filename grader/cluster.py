@@ -22,7 +22,7 @@ from distributed.comm.addressing import parse_address, parse_host_port
 
 from .errors import ClusterError
 from .execute import Limits
-from .kernel import start_worker_supply, stop_worker_supply
+from .kernel import start_worker_supply, stop_worker_supply, sweep_orphans
 
 R = TypeVar("R")
 CONNECT_TIMEOUT = 5.0  # seconds to reach a scheduler before the batch gives up
@@ -51,6 +51,7 @@ class KernelSupplyPlugin(WorkerPlugin):
 def _stop_supply() -> None:
     with _grading:
         stop_worker_supply()
+        sweep_orphans()  # what a worker killed on this machine before could not stop
 
 
 def _one_at_a_time(function: Callable[..., R], *args: Any) -> R:
