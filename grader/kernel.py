@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Coroutine
 from importlib.metadata import EntryPoint
 from pathlib import Path
@@ -217,7 +218,8 @@ class CappedKernelClient(AsyncKernelClient):
         sock.maxmsgsize = MAX_MESSAGE  # set before connecting: libzmq copies it into the connection
         if identity:
             sock.identity = identity
-        monitor = sock.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+        # pyzmq names a monitor after the socket's fd, which a socket closed a moment ago may still hold
+        monitor = sock.get_monitor_socket(zmq.EVENT_DISCONNECTED, addr=f"inproc://grader-monitor.{uuid.uuid4().hex}")
         self._close_monitor(channel)
         self._monitors[channel] = (monitor, zmq.Socket.shadow(monitor))  # the shadow is polled without a loop
         sock.connect(self._make_url(channel))

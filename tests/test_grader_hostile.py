@@ -511,3 +511,23 @@ def test_the_static_scan_lists_what_student_code_touches(code, kinds):
     from grader.scan import scan_cells
 
     assert scan_cells([code]) == kinds
+
+
+def test_a_socket_reconnects_as_often_as_a_kernel_floods_it():
+    """Each refused message costs a new socket; pyzmq's default monitor address (the fd) once collided."""
+    import asyncio
+
+    from grader.kernel import Kernel
+
+    async def reconnect_many() -> str:
+        kernel = await Kernel(2 * 1024 ** 3).start()
+        try:
+            for _ in range(200):
+                kernel.kc.reconnect("iopub")
+                kernel.kc.reconnect("shell")
+            kernel.kc.kernel_info()
+            return (await kernel.kc.get_shell_msg(timeout=10))["content"]["status"]
+        finally:
+            await kernel.stop()
+
+    assert asyncio.run(reconnect_many()) == "ok"
