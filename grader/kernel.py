@@ -125,7 +125,7 @@ class UidLease:
     """One sandbox uid, held by this process (an flock on its slot file) until ``release``."""
 
     def __init__(self) -> None:
-        first = int(os.environ.get("GRADER_SANDBOX_UID", FIRST_UID))
+        first = _first_uid()
         locks = _locks()
         locks.mkdir(mode=0o700, exist_ok=True)
         info = locks.lstat()
@@ -154,18 +154,22 @@ class UidLease:
         return f"UidLease({self.uid})"
 
 
+def _first_uid() -> int:
+    return int(os.environ.get("GRADER_SANDBOX_UID", FIRST_UID))
+
+
 def _locks() -> Path:
     return UID_LOCKS if UID_LOCKS.parent.is_dir() else Path(tempfile.gettempdir()) / "grader-uids"
 
 
 def sweep_orphans() -> None:
     """Kill what still runs as a sandbox uid no grader holds (its holder was killed before releasing it)."""
-    first = int(os.environ.get("GRADER_SANDBOX_UID", FIRST_UID))
+    first, locks = _first_uid(), _locks()
     running = {uid for pid in os.listdir("/proc") if pid.isdigit()
                and (uid := _uid_of(pid)) is not None and first <= uid < first + UID_SLOTS}
     for uid in sorted(running):
         try:
-            fd = os.open(_locks() / f"{uid - first}.lock", os.O_RDWR)
+            fd = os.open(locks / f"{uid - first}.lock", os.O_RDWR)
         except FileNotFoundError:  # never leased on this machine: no grader holds it
             kill_processes_of(uid)
             continue
@@ -212,6 +216,10 @@ class CappedKernelClient(AsyncKernelClient):
     ``refused`` tells (from the socket's monitor) and ``reconnect`` makes a new one.
     """
 
+    def __init__(self, **kwargs: Any) -> None:
+        self._monitors: dict[str, tuple[zmq.Socket[Any], zmq.Socket[Any]]] = {}  # channel: (monitor, its shadow)
+        super().__init__(**kwargs)
+
     def _capped(self, channel: str, identity: bytes | None) -> zmq.Socket[Any]:
         sock = self.context.socket(channel_socket_types[channel])
         sock.linger = 1000
@@ -224,10 +232,6 @@ class CappedKernelClient(AsyncKernelClient):
         self._monitors[channel] = (monitor, zmq.Socket.shadow(monitor))  # the shadow is polled without a loop
         sock.connect(self._make_url(channel))
         return sock
-
-    @property
-    def _monitors(self) -> dict[str, tuple[zmq.Socket[Any], zmq.Socket[Any]]]:
-        return self.__dict__.setdefault("_capped_monitors", {})
 
     def _close_monitor(self, channel: str) -> None:
         if channel in self._monitors:

@@ -14,10 +14,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .course import GUIDED, STUDENT
+from .course import GUIDED, STUDENT, course_root
 from .errors import GraderError, MissingPath
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = course_root()
 FOLDERS = {GUIDED: "guided", STUDENT: "exercises"}  # course folder -> its copy under work/
 
 
