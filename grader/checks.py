@@ -1,0 +1,281 @@
+"""Test cells as lists of checks: what the kernel runs of a test cell, with the expected side of each check removed.
+
+The rule a test cell follows (``grader check`` refuses a cell that breaks it, naming the cell):
+
+* every check is a statement of its own at the top of the cell, ``assert_same(actual, expected)``
+  or ``assert_same(actual, expected, what)``; ``assert_same`` is used nowhere else, and there is
+  no ``assert`` statement;
+* the expected values appear only as ``assert_same``'s second argument: no name is bound in
+  the cell just to be used there;
+* the hidden tests, if any, are the end of the cell, between ``### BEGIN HIDDEN TESTS`` and
+  ``### END HIDDEN TESTS``, and hold at least one check;
+* the cell holds at least one check.
+
+``rewrite`` turns each check into ``check(k, actual, what)`` (``grader.probe``), keeping every
+line where it was, so a traceback points at the line the student reads. The visible part and
+the hidden part become two pieces of code, run as two requests. In the reference run of the
+solution (``expected=True``) each call also carries ``expected=...``; the student's kernel
+never receives an expected side, and never the description of a hidden check.
+"""
+
+import ast
+import re
+from dataclasses import dataclass
+
+from nbformat import NotebookNode
+
+from .errors import GraderError
+from .metadata import HIDDEN_BEGIN, HIDDEN_END, grade_id, is_test
+
+CHECK_NAME = "assert_same"
+PROBE = '__import__("grader.probe").probe.check'
+
+
+class TestCellError(GraderError):
+    """A test cell that does not follow the rule above; the message is one line."""
+
+
+@dataclass(frozen=True)
+class Check:
+    """One ``assert_same`` of a test cell: its number in the cell, its line, and whether it is hidden."""
+
+    index: int
+    line: int
+    hidden: bool
+    what: str | None = None  # the description when it is a plain string
+
+
+@dataclass(frozen=True)
+class TestCode:
+    """A test cell as a kernel runs it: the visible code, the hidden code ("" if none), and its checks."""
+
+    visible: str
+    hidden: str
+    checks: tuple[Check, ...]
+
+    @property
+    def hidden_checks(self) -> frozenset[int]:
+        return frozenset(c.index for c in self.checks if c.hidden)
+
+
+def _markers(lines: list[str]) -> tuple[int, int] | None:
+    """The 1-based lines of the hidden markers, or None; refuses a misplaced pair."""
+    begins = [n for n, line in enumerate(lines, 1) if line.strip() == HIDDEN_BEGIN]
+    ends = [n for n, line in enumerate(lines, 1) if line.strip() == HIDDEN_END]
+    if not begins and not ends:
+        return None
+    if len(begins) != 1 or len(ends) != 1 or ends[0] < begins[0]:
+        raise TestCellError("needs exactly one BEGIN HIDDEN TESTS before one END HIDDEN TESTS")
+    tail = [line for line in lines[ends[0]:] if line.strip() and not line.strip().startswith("#")]
+    if tail:
+        raise TestCellError("has code after END HIDDEN TESTS: the hidden tests must end the cell")
+    return begins[0], ends[0]
+
+
+def _is_check(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == CHECK_NAME
+
+
+def _arguments(call: ast.Call) -> tuple[ast.expr, ast.expr, ast.expr | None]:
+    """actual, expected and what of a check, refusing any other shape."""
+    keywords = {k.arg: k.value for k in call.keywords}
+    if any(isinstance(a, ast.Starred) for a in call.args) or None in keywords or set(keywords) - {"what"} \
+            or not 2 <= len(call.args) + len(keywords) <= 3 or len(call.args) < 2:
+        raise TestCellError(f"line {call.lineno}: a check is assert_same(actual, expected) or "
+                            "assert_same(actual, expected, what)")
+    what = call.args[2] if len(call.args) == 3 else keywords.get("what")
+    return call.args[0], call.args[1], what
+
+
+class _Bindings(ast.NodeVisitor):
+    """The names a cell binds at its top level (not inside functions or classes), with their lines."""
+
+    def __init__(self) -> None:
+        self.bound: dict[str, int] = {}
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Store):
+            self.bound.setdefault(node.id, node.lineno)
+
+    def _named(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
+        self.bound.setdefault(node.name, node.lineno)
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _named
+
+    def _skipped(self, node: ast.AST) -> None:
+        return None  # a lambda's or a comprehension's names are its own
+
+    visit_Lambda = visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _skipped
+
+    def visit_alias(self, node: ast.alias) -> None:
+        if node.name != "*":
+            self.bound.setdefault((node.asname or node.name).split(".")[0], 0)
+
+
+def _loads(tree: ast.AST, skipped: set[int]) -> set[str]:
+    """Names read anywhere in ``tree`` outside the nodes whose id() is in ``skipped``."""
+    found: set[str] = set()
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
+            found.add(node.id)
+        stack.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _offsets(source: str) -> list[int]:
+    """The character offset where each line starts (1-based line numbers index it directly)."""
+    starts, total = [0, 0], 0
+    for line in source.split("\n")[:-1]:
+        total += len(line) + 1
+        starts.append(total)
+    return starts
+
+
+def _position(source_lines: list[str], starts: list[int], line: int, col: int) -> int:
+    """The character offset of (line, UTF-8 byte column), as ``ast`` positions count."""
+    return starts[line] + len(source_lines[line - 1].encode("utf-8")[:col].decode("utf-8"))
+
+
+def rewrite(source: str, *, expected: bool = False, keep: frozenset[str] = frozenset()) -> TestCode:
+    """The test cell ``source`` as the kernel runs it; raises TestCellError when it breaks the rule.
+
+    ``keep``: the names the notebook's other cells read (outside expected sides), computed on
+    the source notebook only, so a student's cell can never pull an expected value in.
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as error:
+        raise TestCellError(f"does not parse as Python (line {error.lineno}: {error.msg})") from None
+    lines = source.split("\n")
+    markers = _markers(lines)
+    calls: list[ast.Call] = []
+    for statement in tree.body:
+        if markers and statement.lineno < markers[0] < (statement.end_lineno or statement.lineno):
+            raise TestCellError(f"line {statement.lineno}: a statement spans the BEGIN HIDDEN TESTS line")
+        if isinstance(statement, ast.Expr) and _is_check(statement.value):
+            assert isinstance(statement.value, ast.Call)
+            calls.append(statement.value)
+    top = {id(call) for call in calls}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assert):
+            raise TestCellError(f"line {node.lineno}: uses assert; every check is an assert_same call")
+        if isinstance(node, ast.Name) and node.id == CHECK_NAME and not any(
+                id(call) in top and call.func is node for call in calls):
+            raise TestCellError(f"line {node.lineno}: assert_same is used other than as a statement of its own "
+                                "at the top of the cell")
+        if isinstance(node, ast.Attribute) and node.attr == CHECK_NAME:
+            raise TestCellError(f"line {node.lineno}: call assert_same by its name, not as an attribute")
+    if not calls:
+        raise TestCellError("holds no assert_same check")
+    arguments = [_arguments(call) for call in calls]
+    dropped = [] if expected else _dropped(tree, arguments, keep)
+    hidden_from = markers[0] if markers else len(lines) + 1
+    if markers and not any(call.lineno > hidden_from for call in calls):
+        raise TestCellError("its hidden tests hold no assert_same check")
+    starts = _offsets(source)
+    pieces, end, checks = [], 0, []
+    replacements: list[tuple[int, int, str]] = []
+    for statement in dropped:  # replaced by blank lines: every other line keeps its number
+        begin = _position(lines, starts, statement.lineno, statement.col_offset)
+        stop = _position(lines, starts, statement.end_lineno or statement.lineno, statement.end_col_offset or 0)
+        replacements.append((begin, stop, "pass" + "\n" * source[begin:stop].count("\n")))
+    for index, (call, (actual, expected_node, what)) in enumerate(zip(calls, arguments, strict=True)):
+        hidden = call.lineno > hidden_from
+        segment = ast.get_source_segment
+        parts = [str(index), segment(source, actual) or ""]
+        if what is not None and (expected or not hidden):
+            parts.append(segment(source, what) or "")
+        if expected:
+            parts.append("expected=" + (segment(source, expected_node) or ""))
+        begin = _position(lines, starts, call.lineno, call.col_offset)
+        stop = _position(lines, starts, call.end_lineno or call.lineno, call.end_col_offset or 0)
+        text = f"{PROBE}({', '.join(parts)})"
+        text = text[:-1] + "\n" * (source[begin:stop].count("\n") - text.count("\n")) + ")"
+        replacements.append((begin, stop, text))
+        literal = what.value if isinstance(what, ast.Constant) and isinstance(what.value, str) else None
+        checks.append(Check(index, call.lineno, hidden, literal if what is not None else "valor"))
+    for begin, stop, text in sorted(replacements):
+        pieces += [source[end:begin], text]
+        end = stop
+    code = "".join(pieces) + source[end:]
+    code_lines = code.split("\n")
+    if not markers:
+        return TestCode(code, "", tuple(checks))
+    begin_line, end_line = markers
+    visible = "\n".join(code_lines[:begin_line - 1])
+    hidden_code = "\n" * begin_line + "\n".join(code_lines[begin_line:end_line - 1])
+    return TestCode(visible, hidden_code, tuple(checks))
+
+
+def _dropped(tree: ast.Module, arguments: list[tuple[ast.expr, ast.expr, ast.expr | None]],
+             keep: frozenset[str]) -> list[ast.stmt]:
+    """The statements that only feed expected values: they never reach the student's kernel.
+
+    A statement is dropped when every name it binds is read only on the expected side of a
+    check (here, and nowhere in ``keep``: the names other cells read). Such a binding that
+    cannot be dropped whole (it also binds a name used elsewhere, or it is a loop) is refused.
+    """
+    expected_sides = {id(node) for _, node, _ in arguments}
+    used_elsewhere = _loads(tree, expected_sides) | keep
+    used_in_expected = set().union(*(_loads(node, set()) for _, node, _ in arguments))
+    dropped = []
+    for statement in tree.body:
+        if isinstance(statement, (ast.Import, ast.ImportFrom)):
+            continue  # a library name is no expected value
+        bindings = _Bindings()
+        bindings.visit(statement)
+        feeding = {name for name in bindings.bound if name in used_in_expected and name not in used_elsewhere}
+        if not feeding:
+            continue
+        if feeding != set(bindings.bound) or not isinstance(
+                statement, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.FunctionDef, ast.ClassDef)):
+            name = sorted(feeding)[0]
+            raise TestCellError(f"line {statement.lineno}: {name} is bound only to be an expected value; "
+                                "write the value as assert_same's second argument")
+        dropped.append(statement)
+    return dropped
+
+
+def problems(source: NotebookNode) -> list[str]:
+    """Why each test cell of a source notebook breaks the rule, one line each naming the cell."""
+    found = []
+    for cell in source.cells:
+        if is_test(cell):
+            try:
+                rewrite(cell.source)
+            except TestCellError as error:
+                found.append(f"test cell {grade_id(cell)}: {error}")
+    return found
+
+
+def _reads(source: str) -> set[str]:
+    """The names a cell reads outside the expected sides of its checks (every identifier if it does not parse)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set(re.findall(r"[^\W\d]\w*", source))
+    expected_sides = {id(statement.value.args[1]) for statement in tree.body
+                      if isinstance(statement, ast.Expr) and _is_check(statement.value)
+                      and isinstance(statement.value, ast.Call) and len(statement.value.args) > 1}
+    return _loads(tree, expected_sides)
+
+
+def test_codes(source: NotebookNode, *, expected: bool = False) -> dict[str, TestCode]:
+    """Every test cell of the source notebook as a kernel runs it, by grade_id; TestCellError names the cell."""
+    code_cells = [cell for cell in source.cells if cell.get("cell_type") == "code"]
+    reads = [_reads(cell.source) for cell in code_cells]
+    codes = {}
+    for position, cell in enumerate(code_cells):
+        if not is_test(cell):
+            continue
+        gid = grade_id(cell) or "?"
+        keep = frozenset().union(*(names for other, names in enumerate(reads) if other != position))
+        try:
+            codes[gid] = rewrite(cell.source, expected=expected, keep=keep)
+        except TestCellError as error:
+            raise TestCellError(f"test cell {gid}: {error}") from None
+    return codes
