@@ -7,31 +7,26 @@ import nbformat
 from nbformat import NotebookNode
 
 from .assemble import Assembly, assemble
+from .checks import KernelCode, rewrite_tests
 from .course import graded_ids
 from .execute import DEFAULT_LIMITS, CellRun, Limits, execute
 from .generate import student_version
-from .hidden import Scrubber, failed_in_hidden
+from .hidden import Scrubber
 from .kernel import KernelSupply
 from .metadata import grade_id, is_manual, is_protected, is_solution, is_test, points, type_problems
 from .notebooks import UnusableNotebook, read_notebook
+from .reference import Reference, reference_for
 from .report import ManualResult, Report, TestResult, result_line
 from .scan import scan_cells
-
-STATUS = {"ok": "passed", "error": "failed", "timeout": "timeout", "died": "died", "not-run": "not-run"}
+from .verdict import judge
 
 
 class WrongLesson(UnusableNotebook):
     """A submission that shares no graded cell with the source: the notebook of another lesson."""
 
 
-def _feedback(run: CellRun, cell: NotebookNode) -> str:
-    """The test's one-line feedback; a failure inside the hidden tests does not quote the exception."""
-    if failed_in_hidden(run, cell):
-        return f"{run.ename} in a hidden test"
-    return run.summary
-
-
-def _results(source: NotebookNode, assembly: Assembly, runs: list[CellRun]) -> dict[str, list]:
+def _results(source: NotebookNode, assembly: Assembly, runs: list[CellRun], codes: dict[str, KernelCode],
+             reference: Reference) -> dict[str, list]:
     report_parts: dict[str, list] = {"exercises": [], "solution_errors": [], "other_errors": []}
     test_cells = {grade_id(c): c for c in source.cells if is_test(c)}
     kinds = {index: gid for gid, index in assembly.positions.items()}
@@ -40,8 +35,9 @@ def _results(source: NotebookNode, assembly: Assembly, runs: list[CellRun]) -> d
         cell = assembly.notebook.cells[run.index]
         if gid is not None and gid in test_cells:
             worth = points(test_cells[gid])
+            status, feedback = judge(codes[gid], run, reference.expected.get(gid, {}))
             report_parts["exercises"].append(TestResult(
-                gid, worth if run.ok else 0.0, worth, STATUS[run.status], _feedback(run, cell)))
+                gid, worth if status == "passed" else 0.0, worth, status, feedback))
         elif not run.ok:
             kind = "solution_errors" if gid and is_solution(cell) else "other_errors"
             report_parts[kind].append({"cell": run.index, "grade_id": gid, "error": run.summary})
@@ -81,24 +77,31 @@ def check_submission(source: NotebookNode, submission: NotebookNode, name: str) 
 
 def grade_notebooks(source: NotebookNode, submission: NotebookNode, *, limits: Limits = DEFAULT_LIMITS,
                     names: tuple[str, str] = ("source", "submission"), supply: KernelSupply | None = None,
-                    student: NotebookNode | None = None) -> tuple[Report, NotebookNode]:
+                    student: NotebookNode | None = None,
+                    reference: Reference | None = None) -> tuple[Report, NotebookNode]:
     """Grade an in-memory submission against an in-memory source; returns (report, feedback notebook).
 
-    ``student`` is the source's generated student version, when the caller already has it.
-    Every output and message is scrubbed of the hidden tests before it leaves this function.
+    ``student`` is the source's generated student version, and ``reference`` the expected values
+    of its checks (``grader.reference``), when the caller already has them. The student's kernel
+    receives each test cell without the expected side of its checks; every verdict is decided
+    here. Every output and message is scrubbed of the hidden tests before it leaves this function.
     """
     check_submission(source, submission, names[1])
     student = student if student is not None else student_version(source, names[0])
+    codes = rewrite_tests(source)
+    reference = reference if reference is not None else reference_for(source, student, limits, supply)
     assembly = assemble(source, submission, student)
     suspicious = scan_cells([c.source for c in assembly.notebook.cells
                              if c.cell_type == "code" and not is_protected(c)])
-    runs = execute(assembly.notebook, limits, supply)
-    scrub = Scrubber([c for c in source.cells if is_test(c)])
+    tests = {assembly.positions[gid]: code for gid, code in codes.items() if gid in assembly.positions}
+    runs = execute(assembly.notebook, limits, supply, tests)
+    scrub = Scrubber([c for c in source.cells if is_test(c)], [code.hidden for code in codes.values()])
     scrub.notebook(assembly.notebook)
     for run in runs:
         scrub.run(run)  # before any message is shortened or joined into one line
     report = Report(submission=names[1], source=names[0], tampered=assembly.tampered, notes=assembly.notes,
-                    suspicious=suspicious, manual=_manual(source, assembly), **_results(source, assembly, runs))
+                    suspicious=suspicious, manual=_manual(source, assembly),
+                    **_results(source, assembly, runs, codes, reference))
     return report, feedback_notebook(assembly, student, report)
 
 

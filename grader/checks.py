@@ -31,7 +31,7 @@ CHECK_NAME = "assert_same"
 PROBE = '__import__("grader.probe").probe.check'
 
 
-class TestCellError(GraderError):
+class CheckRuleError(GraderError):
     """A test cell that does not follow the rule above; the message is one line."""
 
 
@@ -46,7 +46,7 @@ class Check:
 
 
 @dataclass(frozen=True)
-class TestCode:
+class KernelCode:
     """A test cell as a kernel runs it: the visible code, the hidden code ("" if none), and its checks."""
 
     visible: str
@@ -65,10 +65,10 @@ def _markers(lines: list[str]) -> tuple[int, int] | None:
     if not begins and not ends:
         return None
     if len(begins) != 1 or len(ends) != 1 or ends[0] < begins[0]:
-        raise TestCellError("needs exactly one BEGIN HIDDEN TESTS before one END HIDDEN TESTS")
+        raise CheckRuleError("needs exactly one BEGIN HIDDEN TESTS before one END HIDDEN TESTS")
     tail = [line for line in lines[ends[0]:] if line.strip() and not line.strip().startswith("#")]
     if tail:
-        raise TestCellError("has code after END HIDDEN TESTS: the hidden tests must end the cell")
+        raise CheckRuleError("has code after END HIDDEN TESTS: the hidden tests must end the cell")
     return begins[0], ends[0]
 
 
@@ -81,7 +81,7 @@ def _arguments(call: ast.Call) -> tuple[ast.expr, ast.expr, ast.expr | None]:
     keywords = {k.arg: k.value for k in call.keywords}
     if any(isinstance(a, ast.Starred) for a in call.args) or None in keywords or set(keywords) - {"what"} \
             or not 2 <= len(call.args) + len(keywords) <= 3 or len(call.args) < 2:
-        raise TestCellError(f"line {call.lineno}: a check is assert_same(actual, expected) or "
+        raise CheckRuleError(f"line {call.lineno}: a check is assert_same(actual, expected) or "
                             "assert_same(actual, expected, what)")
     what = call.args[2] if len(call.args) == 3 else keywords.get("what")
     return call.args[0], call.args[1], what
@@ -140,8 +140,8 @@ def _position(source_lines: list[str], starts: list[int], line: int, col: int) -
     return starts[line] + len(source_lines[line - 1].encode("utf-8")[:col].decode("utf-8"))
 
 
-def rewrite(source: str, *, expected: bool = False, keep: frozenset[str] = frozenset()) -> TestCode:
-    """The test cell ``source`` as the kernel runs it; raises TestCellError when it breaks the rule.
+def rewrite(source: str, *, expected: bool = False, keep: frozenset[str] = frozenset()) -> KernelCode:
+    """The test cell ``source`` as the kernel runs it; raises CheckRuleError when it breaks the rule.
 
     ``keep``: the names the notebook's other cells read (outside expected sides), computed on
     the source notebook only, so a student's cell can never pull an expected value in.
@@ -149,33 +149,33 @@ def rewrite(source: str, *, expected: bool = False, keep: frozenset[str] = froze
     try:
         tree = ast.parse(source)
     except SyntaxError as error:
-        raise TestCellError(f"does not parse as Python (line {error.lineno}: {error.msg})") from None
+        raise CheckRuleError(f"does not parse as Python (line {error.lineno}: {error.msg})") from None
     lines = source.split("\n")
     markers = _markers(lines)
     calls: list[ast.Call] = []
     for statement in tree.body:
         if markers and statement.lineno < markers[0] < (statement.end_lineno or statement.lineno):
-            raise TestCellError(f"line {statement.lineno}: a statement spans the BEGIN HIDDEN TESTS line")
+            raise CheckRuleError(f"line {statement.lineno}: a statement spans the BEGIN HIDDEN TESTS line")
         if isinstance(statement, ast.Expr) and _is_check(statement.value):
             assert isinstance(statement.value, ast.Call)
             calls.append(statement.value)
     top = {id(call) for call in calls}
     for node in ast.walk(tree):
         if isinstance(node, ast.Assert):
-            raise TestCellError(f"line {node.lineno}: uses assert; every check is an assert_same call")
+            raise CheckRuleError(f"line {node.lineno}: uses assert; every check is an assert_same call")
         if isinstance(node, ast.Name) and node.id == CHECK_NAME and not any(
                 id(call) in top and call.func is node for call in calls):
-            raise TestCellError(f"line {node.lineno}: assert_same is used other than as a statement of its own "
+            raise CheckRuleError(f"line {node.lineno}: assert_same is used other than as a statement of its own "
                                 "at the top of the cell")
         if isinstance(node, ast.Attribute) and node.attr == CHECK_NAME:
-            raise TestCellError(f"line {node.lineno}: call assert_same by its name, not as an attribute")
+            raise CheckRuleError(f"line {node.lineno}: call assert_same by its name, not as an attribute")
     if not calls:
-        raise TestCellError("holds no assert_same check")
+        raise CheckRuleError("holds no assert_same check")
     arguments = [_arguments(call) for call in calls]
     dropped = [] if expected else _dropped(tree, arguments, keep)
     hidden_from = markers[0] if markers else len(lines) + 1
     if markers and not any(call.lineno > hidden_from for call in calls):
-        raise TestCellError("its hidden tests hold no assert_same check")
+        raise CheckRuleError("its hidden tests hold no assert_same check")
     starts = _offsets(source)
     pieces, end, checks = [], 0, []
     replacements: list[tuple[int, int, str]] = []
@@ -204,11 +204,11 @@ def rewrite(source: str, *, expected: bool = False, keep: frozenset[str] = froze
     code = "".join(pieces) + source[end:]
     code_lines = code.split("\n")
     if not markers:
-        return TestCode(code, "", tuple(checks))
+        return KernelCode(code, "", tuple(checks))
     begin_line, end_line = markers
     visible = "\n".join(code_lines[:begin_line - 1])
     hidden_code = "\n" * begin_line + "\n".join(code_lines[begin_line:end_line - 1])
-    return TestCode(visible, hidden_code, tuple(checks))
+    return KernelCode(visible, hidden_code, tuple(checks))
 
 
 def _dropped(tree: ast.Module, arguments: list[tuple[ast.expr, ast.expr, ast.expr | None]],
@@ -234,7 +234,7 @@ def _dropped(tree: ast.Module, arguments: list[tuple[ast.expr, ast.expr, ast.exp
         if feeding != set(bindings.bound) or not isinstance(
                 statement, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.FunctionDef, ast.ClassDef)):
             name = sorted(feeding)[0]
-            raise TestCellError(f"line {statement.lineno}: {name} is bound only to be an expected value; "
+            raise CheckRuleError(f"line {statement.lineno}: {name} is bound only to be an expected value; "
                                 "write the value as assert_same's second argument")
         dropped.append(statement)
     return dropped
@@ -247,7 +247,7 @@ def problems(source: NotebookNode) -> list[str]:
         if is_test(cell):
             try:
                 rewrite(cell.source)
-            except TestCellError as error:
+            except CheckRuleError as error:
                 found.append(f"test cell {grade_id(cell)}: {error}")
     return found
 
@@ -264,8 +264,8 @@ def _reads(source: str) -> set[str]:
     return _loads(tree, expected_sides)
 
 
-def test_codes(source: NotebookNode, *, expected: bool = False) -> dict[str, TestCode]:
-    """Every test cell of the source notebook as a kernel runs it, by grade_id; TestCellError names the cell."""
+def rewrite_tests(source: NotebookNode, *, expected: bool = False) -> dict[str, KernelCode]:
+    """Every test cell of the source notebook as a kernel runs it, by grade_id; CheckRuleError names the cell."""
     code_cells = [cell for cell in source.cells if cell.get("cell_type") == "code"]
     reads = [_reads(cell.source) for cell in code_cells]
     codes = {}
@@ -276,6 +276,6 @@ def test_codes(source: NotebookNode, *, expected: bool = False) -> dict[str, Tes
         keep = frozenset().union(*(names for other, names in enumerate(reads) if other != position))
         try:
             codes[gid] = rewrite(cell.source, expected=expected, keep=keep)
-        except TestCellError as error:
-            raise TestCellError(f"test cell {gid}: {error}") from None
+        except CheckRuleError as error:
+            raise CheckRuleError(f"test cell {gid}: {error}") from None
     return codes

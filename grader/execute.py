@@ -1,9 +1,10 @@
 """Run a notebook's code cells one by one in a fresh kernel, within time, memory and output limits.
 
-A cell fails when the kernel's ``execute_reply`` says so (``status: "error"``), whatever
-its outputs show. Before each test cell, a silent request restores the IPython state student
-code could have tampered with (``grader.guard``); if the guard does not answer the challenge,
-the test fails. The test cell itself then runs as a silent request, so no run-cell hook fires.
+A cell's run records whether the kernel's ``execute_reply`` says it raised; that marks the cell,
+it never passes a test. A test cell runs as the kernel may see it (``grader.checks``): its
+visible part as one request, whose outputs are kept, then its hidden part as another, of which
+nothing is kept but the check reports (``grader.probe``); the reports are collected apart from
+the outputs and judged by the caller, outside the kernel.
 Every limit is a mark on one cell, never the end of the run:
 
 * a cell that runs past its timeout is interrupted and marked; if the kernel does not
@@ -18,10 +19,9 @@ Every limit is a mark on one cell, never the end of the run:
 """
 
 import asyncio
-import functools
 import logging
 import math
-import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from queue import Empty
 from time import monotonic
@@ -32,20 +32,20 @@ from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 from nbformat import NotebookNode
 
-from .guard import install_code, reset_expression, response
+from .checks import KernelCode
 from .kernel import MAX_MESSAGE, Kernel, KernelSupply
-from .metadata import is_test
+from .probe import MIME
 
 logger = logging.getLogger(__name__)
 
 TIMEOUT_ENAME = "CellTimeout"
-RESET_ENAME = "GraderReset"
 REFUSED_ENAME = "OutputLimit"
 REFUSED_MIB = MAX_MESSAGE // 1024 ** 2
 SILENT_TIMEOUT = 10.0
 FREE_MESSAGES = ("status", "execute_input", "clear_output")
 KEPT_CHARS = 2_000      # of an exception message or traceback line kept in a CellRun
 KEPT_FRAMES = 40
+REPORT_BYTES = 8 * 1024 ** 2  # of check reports per part of a test cell; beyond it, reports are dropped
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,8 @@ class CellRun:
     ename: str = ""
     evalue: str = ""
     traceback: list[str] = field(default_factory=list, repr=False)
+    reports: list[Any] = field(default_factory=list, repr=False)  # a test part's check reports, untrusted data
+    hidden: "CellRun | None" = None  # a test cell's hidden part, when it ran
 
     @property
     def ok(self) -> bool:
@@ -100,15 +102,19 @@ class CappedClient(NotebookClient):
 
     ``process_message`` is nbclient's single entry point for a cell's iopub messages (pinned
     nbclient 0.10-0.11): counting there covers every kind, including ``update_display_data``
-    and comm messages that never pass through ``output``.
+    and comm messages that never pass through ``output``. Check reports are taken out there,
+    never shown, and counted apart; while ``part`` is "hidden", nothing else is kept at all.
     """
 
     def __init__(self, nb: NotebookNode, output_cap: int, **kw: Any) -> None:
         super().__init__(nb, **kw)
         self.output_cap = output_cap
-        self.sizes: dict[int, int] = {}
-        self.dropped: dict[int, int] = {}
-        self.refused: set[int] = set()  # cells one message of which was over MAX_MESSAGE
+        self.part = "cell"  # "cell", or "hidden" while a test cell's hidden part runs
+        self.sizes: dict[tuple[int, str], int] = {}
+        self.dropped: dict[tuple[int, str], int] = {}
+        self.refused: set[tuple[int, str]] = set()  # cells one message of which was over MAX_MESSAGE
+        self.reports: list[Any] = []  # the running part's check reports
+        self.report_bytes = 0
         self.reply_refused = False
 
     async def _async_check_alive(self) -> None:
@@ -119,14 +125,25 @@ class CappedClient(NotebookClient):
             raise DeadKernelError("the kernel's reply was refused")
 
     def process_message(self, msg: dict[str, Any], cell: NotebookNode, cell_index: int) -> NotebookNode | None:
-        if msg["msg_type"] not in FREE_MESSAGES:
-            size = _size(msg.get("content")) + sum(len(b) for b in msg.get("buffers") or [])
-            used = self.sizes.get(cell_index, 0)
-            if used + size > self.output_cap:
-                self.sizes[cell_index] = self.output_cap  # nothing more fits, however small
-                self.dropped[cell_index] = self.dropped.get(cell_index, 0) + size
+        kind = msg["msg_type"]
+        if kind not in FREE_MESSAGES:
+            content = msg.get("content")
+            size = _size(content) + sum(len(b) for b in msg.get("buffers") or [])
+            data = content.get("data") if kind == "display_data" and isinstance(content, dict) else None
+            if isinstance(data, dict) and MIME in data:
+                self.report_bytes += size
+                if self.report_bytes <= REPORT_BYTES:
+                    self.reports.append(data[MIME])
                 return None
-            self.sizes[cell_index] = used + size
+            key = (cell_index, self.part)
+            used = self.sizes.get(key, 0)
+            if used + size > self.output_cap:
+                self.sizes[key] = self.output_cap  # nothing more fits, however small
+                self.dropped[key] = self.dropped.get(key, 0) + size
+                return None
+            self.sizes[key] = used + size
+        if self.part == "hidden" and kind != "status":
+            return None  # nothing a hidden test produces is kept: not an output, not a display update
         return super().process_message(msg, cell, cell_index)
 
 
@@ -198,19 +215,6 @@ async def _responsive(client: NotebookClient, grace: float) -> bool:
     return await _reply(client, _kc(client).kernel_info(), grace) is not None
 
 
-async def _install(client: NotebookClient, secret: str) -> None:
-    """Install the guard in a kernel that has run no student code yet."""
-    await _silent(client, install_code(secret), SILENT_TIMEOUT)
-
-
-async def _reset(client: NotebookClient, secret: str) -> bool:
-    """Restore the state a test depends on; True once the guard installed with ``secret`` answers."""
-    challenge = secrets.token_hex(8)
-    reply = await _silent(client, "", SILENT_TIMEOUT, {"reset": reset_expression(challenge)})
-    value = (reply or {}).get("user_expressions", {}).get("reset", {})
-    return value.get("status") == "ok" and response(secret, challenge) in str(value.get("data", {}).get("text/plain"))
-
-
 async def _restart(client: NotebookClient) -> None:
     """Replace a dead or stuck kernel with a fresh one and reconnect the client."""
     _kc(client).stop_channels()
@@ -219,16 +223,14 @@ async def _restart(client: NotebookClient) -> None:
     await client.async_start_new_kernel_client()
 
 
-async def _recover(client: NotebookClient, nb: NotebookNode, kept: list[int], secret: str | None, deadline: float,
+async def _recover(client: NotebookClient, nb: NotebookNode, kept: list[int], deadline: float,
                    limits: Limits) -> None:
-    """After a restart: install the guard again, then replay the cells that had run fine, silently.
+    """After a restart: replay the cells that had run fine, silently.
 
     A replayed cell that does not finish (it stalls or kills the new kernel) is dropped from
     ``kept`` for good; the kernel is restarted and the replay begins again without it.
     """
     while True:
-        if secret:
-            await _install(client, secret)
         for index in kept:
             left = min(limits.cell_timeout, deadline - monotonic())
             if left <= 0:
@@ -243,56 +245,82 @@ async def _recover(client: NotebookClient, nb: NotebookNode, kept: list[int], se
 
 
 async def _run_cell(client: CappedClient, cell: NotebookNode, index: int, timeout: float, limits: Limits,
-                    replies: dict[int, Any], test: bool) -> tuple[CellRun, bool]:
-    """Run one cell; returns its outcome and whether the kernel was restarted.
-
-    A test cell runs as a silent request: IPython then stores no history and triggers no
-    ``pre_run_cell``/``post_run_cell`` event, so not even a hook the tested function registers
-    while the test runs can see or change the test's result.
-    """
+                    replies: dict[int, Any], store_history: bool = True) -> tuple[CellRun, bool]:
+    """Run one cell (or one part of a test cell); returns its outcome, with its check reports, and whether the
+    kernel was restarted."""
     client.timeout = max(1, math.ceil(timeout))  # nbclient counts whole seconds
+    client.reports, client.report_bytes = [], 0
     if not cell.source.strip():
         return CellRun(index, "ok"), False
     await _heal(client)
-    kc = _kc(client)
-    if test:  # nbclient has no option for it: its one call to kc.execute gets silent=True
-        kc.execute = functools.partial(type(kc).execute, kc, silent=True)
     try:
-        await client.async_execute_cell(cell, index, store_history=not test)
+        await client.async_execute_cell(cell, index, store_history=store_history)
     except DeadKernelError:
         if client.reply_refused:  # the kernel lives on; only its reply was too big to read
             client.reply_refused = False
-            client.refused.add(index)
+            client.refused.add((index, client.part))
             await _heal(client)
             return CellRun(index, "error", REFUSED_ENAME, f"the kernel sent a message over {REFUSED_MIB} MiB"), False
         await _restart(client)
         return CellRun(index, "died", "DeadKernelError",
                        "the kernel died while running this cell; it was restarted"), True
-    finally:
-        vars(kc).pop("execute", None)
     if await _heal(client):
-        client.refused.add(index)
+        client.refused.add((index, client.part))
     reply = replies.pop(index, {}).get("content", {})
     if reply.get("ename") == TIMEOUT_ENAME:
         restarted = not await _responsive(client, limits.interrupt_grace)
         if restarted:
             await _restart(client)
         return CellRun(index, "timeout", TIMEOUT_ENAME, f"cell did not finish within {client.timeout} s"), restarted
-    return _run_of(index, reply), False
+    run = _run_of(index, reply)
+    run.reports = client.reports
+    return run, False
+
+
+async def _run_test(client: CappedClient, cell: NotebookNode, index: int, code: KernelCode, timeout: float,
+                    limits: Limits, replies: dict[int, Any]) -> tuple[CellRun, bool]:
+    """Run a test cell as ``code``: its visible part in place, then its hidden part, of which only reports are kept.
+
+    The hidden part runs only after the visible part ran fine, and its run keeps nothing but its
+    status and exception name: not its message, not its traceback.
+    """
+    shown = cell.source
+    cell.source = code.visible
+    try:
+        run, restarted = await _run_cell(client, cell, index, timeout, limits, replies, store_history=False)
+    finally:
+        cell.source = shown
+    if run.ok and code.hidden.strip():
+        client.part = "hidden"
+        try:
+            hidden, restarted = await _run_cell(client, nbformat.v4.new_code_cell(code.hidden), index, timeout,
+                                                limits, replies, store_history=False)
+        finally:
+            client.part = "cell"
+        hidden.evalue, hidden.traceback = "", []
+        run.hidden = hidden
+    return run, restarted
 
 
 def _mark_truncated(client: CappedClient, nb: NotebookNode) -> None:
-    notes = {index: f"{dropped} characters over the limit" for index, dropped in client.dropped.items()}
-    for index in client.refused:
-        notes[index] = f"a message over {REFUSED_MIB} MiB was refused"
+    notes = {index: f"{dropped} characters over the limit"
+             for (index, part), dropped in client.dropped.items() if part == "cell"}
+    for index, part in client.refused:
+        if part == "cell":
+            notes[index] = f"a message over {REFUSED_MIB} MiB was refused"
     for index, note in sorted(notes.items()):
         nb.cells[index].outputs.append(nbformat.v4.new_output(
             "stream", name="stdout", text=f"\n[output truncated: {note}]\n"))
 
 
-async def run_notebook(nb: NotebookNode, limits: Limits = DEFAULT_LIMITS,
-                       supply: KernelSupply | None = None) -> list[CellRun]:
-    """Execute every code cell of ``nb`` in place, in a fresh kernel; returns a CellRun per code cell."""
+async def run_notebook(nb: NotebookNode, limits: Limits = DEFAULT_LIMITS, supply: KernelSupply | None = None,
+                       tests: Mapping[int, KernelCode] | None = None) -> list[CellRun]:
+    """Execute every code cell of ``nb`` in a fresh kernel, outputs in place; returns a CellRun per code cell.
+
+    ``tests`` maps the index of each test cell to the code the kernel runs for it (``grader.checks``);
+    the notebook's own source of a test cell never reaches the kernel.
+    """
+    tests = tests or {}
     kernel = await supply.take() if supply else await Kernel(limits.memory_bytes).start()
     replies: dict[int, Any] = {}
     client = CappedClient(
@@ -301,15 +329,11 @@ async def run_notebook(nb: NotebookNode, limits: Limits = DEFAULT_LIMITS,
         iopub_timeout=5, shutdown_kernel="immediate", record_timing=False, coalesce_streams=True,
         on_cell_executed=lambda cell, cell_index, execute_reply: replies.__setitem__(cell_index, execute_reply))
     client.kc = kernel.kc  # already connected and answering: nbclient skips its own wait for the kernel
-    tests = {index for index, cell in enumerate(nb.cells) if is_test(cell)}
-    secret = secrets.token_hex(16) if tests else None
     runs: list[CellRun] = []
     kept: list[int] = []  # cells that ran fine, replayed after a restart
     deadline = monotonic() + limits.notebook_timeout
     try:
         async with client.async_setup_kernel(cleanup_kc=True):
-            if secret:
-                await _install(client, secret)
             for index, cell in enumerate(nb.cells):
                 if cell.cell_type != "code":
                     continue
@@ -318,15 +342,14 @@ async def run_notebook(nb: NotebookNode, limits: Limits = DEFAULT_LIMITS,
                     runs.append(CellRun(index, "not-run", "NotebookTimeout",
                                         f"the notebook's time budget of {limits.notebook_timeout:g} s was spent"))
                     continue
-                if secret and index in tests and not await _reset(client, secret):
-                    runs.append(CellRun(index, "error", RESET_ENAME,
-                                        "the kernel did not let the grader restore its state before this test"))
-                    continue
-                run, restarted = await _run_cell(client, cell, index, min(limits.cell_timeout, left), limits,
-                                                 replies, test=index in tests)
+                timeout = min(limits.cell_timeout, left)
+                if index in tests:
+                    run, restarted = await _run_test(client, cell, index, tests[index], timeout, limits, replies)
+                else:
+                    run, restarted = await _run_cell(client, cell, index, timeout, limits, replies)
                 runs.append(run)
                 if restarted:
-                    await _recover(client, nb, kept, secret, deadline, limits)
+                    await _recover(client, nb, kept, deadline, limits)
                 elif run.ok and index not in tests:
                     kept.append(index)
     finally:
@@ -335,8 +358,9 @@ async def run_notebook(nb: NotebookNode, limits: Limits = DEFAULT_LIMITS,
     return runs
 
 
-def execute(nb: NotebookNode, limits: Limits = DEFAULT_LIMITS, supply: KernelSupply | None = None) -> list[CellRun]:
+def execute(nb: NotebookNode, limits: Limits = DEFAULT_LIMITS, supply: KernelSupply | None = None,
+            tests: Mapping[int, KernelCode] | None = None) -> list[CellRun]:
     """Synchronous ``run_notebook``: on the supply's loop when given, else on a new one."""
     if supply is not None:
-        return supply.run(run_notebook(nb, limits, supply))
-    return asyncio.run(run_notebook(nb, limits))
+        return supply.run(run_notebook(nb, limits, supply, tests))
+    return asyncio.run(run_notebook(nb, limits, tests=tests))

@@ -1,26 +1,28 @@
 """Hidden tests stay hidden: no line of their source in any output, report, page or terminal line.
 
-Student code can print a hidden test in many ways (``In``, ``_ih``, the history, ``inspect``,
-``linecache``, an exception quoting it, the test cell's own traceback). Whatever the way,
-every output and every error message is scrubbed of each line of hidden test source before
-anything is written or shown. A test that fails inside its hidden part says so, without the
-exception message, which could quote the hidden code or its expected values.
+The kernel never receives a hidden test's expected values, and nothing produced while a
+hidden part runs is kept (``grader.execute``). What the kernel did receive (the hidden
+part's calls and inputs) could still be stashed by student code and printed by a later cell,
+in any way it likes (``In``, the history, ``linecache``, ``inspect``); as a second line of
+defence, every output and error message is scrubbed of each hidden line, as the source has
+it and as the kernel received it, before anything is written or shown. Lines too short to
+say anything (``]``, ``})``) are left alone, so they never mask the visible outputs.
 """
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from nbformat import NotebookNode
 
-from .execute import RESET_ENAME, CellRun
-from .metadata import MARKERS
+from .execute import CellRun
+from .metadata import HIDDEN_BEGIN, HIDDEN_END
 
-HIDDEN_BEGIN, HIDDEN_END = MARKERS["hidden tests"]
 MASK = "[hidden test]"
+MIN_LINE = 12  # characters (stripped) a hidden line needs to be masked
 MIN_PARTIAL = 8  # characters of a hidden line at the very end of a truncated text
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-CELL_FRAME = re.compile(r"Cell In\[\d*\], line (\d+)")
 
 
 def hidden_lines(cell: NotebookNode) -> list[tuple[int, str]]:
@@ -38,8 +40,10 @@ def hidden_lines(cell: NotebookNode) -> list[tuple[int, str]]:
 class Scrubber:
     """Removes every line of the hidden tests from text, outputs and cell runs."""
 
-    def __init__(self, cells: list[NotebookNode]) -> None:
+    def __init__(self, cells: list[NotebookNode], sent: Sequence[str] = ()) -> None:
         lines = {text for cell in cells for _, text in hidden_lines(cell)}
+        lines |= {line.strip() for code in sent for line in code.splitlines()}
+        lines = {line for line in lines if len(line) >= MIN_LINE}
         # as printed inside JSON (the notebook read from disk) or a repr (print(In)), quotes come escaped
         texts = lines | {json.dumps(line)[1:-1] for line in lines} | {repr(line)[1:-1] for line in lines}
         self.lines = sorted(texts, key=len, reverse=True)
@@ -79,15 +83,3 @@ class Scrubber:
     def run(self, run: CellRun) -> None:
         """Scrub a cell run's exception message and traceback in place."""
         run.ename, run.evalue, run.traceback = self.text(run.ename), self.text(run.evalue), self.value(run.traceback)
-
-
-def failed_in_hidden(run: CellRun, cell: NotebookNode) -> bool:
-    """Whether a failed test cell stopped inside its hidden part (also when the traceback does not say where)."""
-    numbers = {number for number, _ in hidden_lines(cell)}
-    if not numbers or run.status != "error" or run.ename == RESET_ENAME:
-        return False
-    for line in run.traceback:
-        found = CELL_FRAME.search(ANSI.sub("", line))
-        if found:
-            return int(found.group(1)) in numbers
-    return True

@@ -1,0 +1,106 @@
+"""The expected side of every check, from a trusted run of the solution: the values no student's kernel ever holds.
+
+The source notebook is run graded as itself (solution cells and hidden tests included), with
+each check rewritten to report both sides (``grader.checks``). That run executes no student
+code. Its expected values are kept per source, by the hash of the source and of the grader's
+own code, so a batch runs it once per lesson and hands the values to its workers as data.
+The run also says where the solution fails its own checks: ``grader check`` reports those.
+"""
+
+import functools
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nbformat import NotebookNode
+
+from .assemble import assemble
+from .checks import rewrite_tests
+from .execute import DEFAULT_LIMITS, Limits, execute
+from .kernel import KernelSupply
+from .metadata import is_test
+from .notebooks import dumps
+from .values import difference, valid
+from .verdict import parse_reports
+
+GRADER_DIR = Path(__file__).resolve().parent
+
+
+@dataclass
+class Reference:
+    """Each test cell's expected values by check number, and the solution's own failures."""
+
+    expected: dict[str, dict[int, dict[str, Any]]] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    def to_json(self) -> str:
+        return json.dumps({"expected": {gid: {str(k): v for k, v in checks.items()}
+                                        for gid, checks in self.expected.items()},
+                           "problems": self.problems}, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> "Reference":
+        data = json.loads(text)
+        return cls({gid: {int(k): v for k, v in checks.items()} for gid, checks in data["expected"].items()},
+                   list(data["problems"]))
+
+
+@functools.cache
+def grader_digest() -> str:
+    """A hash of the grader's own code: a new grader means new expected values and new grades."""
+    digest = hashlib.sha256()
+    for path in sorted(GRADER_DIR.rglob("*")):
+        if path.is_file() and path.suffix in (".py", ".j2"):
+            digest.update(path.relative_to(GRADER_DIR).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def source_key(source: NotebookNode) -> str:
+    """The cache key of a source notebook's reference: its content and the grader's code."""
+    return hashlib.sha256((grader_digest() + dumps(source)).encode()).hexdigest()
+
+
+def run_reference(source: NotebookNode, student: NotebookNode, limits: Limits = DEFAULT_LIMITS,
+                  supply: KernelSupply | None = None) -> Reference:
+    """Run the solution with every check reporting both sides; the expected values and the solution's failures."""
+    assembly = assemble(source, source, student)
+    codes = rewrite_tests(source, expected=True)
+    tests = {assembly.positions[gid]: code for gid, code in codes.items() if gid in assembly.positions}
+    runs = {run.index: run for run in execute(assembly.notebook, limits, supply, tests)}
+    reference = Reference()
+    for gid, code in codes.items():
+        run = runs.get(assembly.positions.get(gid, -1))
+        if run is None:
+            reference.problems.append(f"{gid}: did not run")
+            continue
+        parts = [run] + ([run.hidden] if run.hidden is not None else [])
+        failed = [part for part in parts if not part.ok]
+        if failed:
+            reference.problems.append(f"{gid}: {failed[0].summary or failed[0].status}")
+        reports = parse_reports([raw for part in parts for raw in part.reports]) or []
+        expected = reference.expected.setdefault(gid, {})
+        for report in reports:
+            if report.expected is not None and valid(report.expected) and report.check not in expected:
+                expected[report.check] = report.expected
+                if (problem := difference(report.actual, report.expected, report.what)) is not None:
+                    reference.problems.append(f"{gid}: the solution fails check {report.check + 1}: {problem}")
+        missing = [c.index + 1 for c in code.checks if c.index not in expected]
+        if missing and not failed:
+            reference.problems.append(f"{gid}: no expected value for check(s) {missing}")
+    return reference
+
+
+_cache: dict[str, Reference] = {}
+
+
+def reference_for(source: NotebookNode, student: NotebookNode, limits: Limits = DEFAULT_LIMITS,
+                  supply: KernelSupply | None = None) -> Reference:
+    """The source's reference, run once per process for each source and grader version."""
+    if not any(is_test(cell) for cell in source.cells):
+        return Reference()
+    key = source_key(source)
+    if key not in _cache:
+        _cache[key] = run_reference(source, student, limits, supply)
+    return _cache[key]

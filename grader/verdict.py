@@ -1,0 +1,86 @@
+"""A test cell's verdict, decided in the grader: the kernel's check reports against the reference's expected values.
+
+A test passes only when its visible part (and hidden part, if any) ran without raising and
+every check was reported exactly once with a value the same, type for type, as the expected
+one. Reports are untrusted data: a report that does not parse, names a check of the other
+part or an unknown one, or comes twice fails the test; so does a check with no report. A
+failure in the hidden part says only that it happened there.
+"""
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from .checks import KernelCode
+from .execute import CellRun
+from .values import Node, difference
+
+STATUS = {"ok": "passed", "error": "failed", "timeout": "timeout", "died": "died", "not-run": "not-run"}
+IN_HIDDEN = " in a hidden test"
+
+
+class CheckReport(BaseModel):
+    """One check as a kernel reports it (``grader.probe``): its number, its actual value, its description."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    check: int
+    actual: dict[str, Any]
+    what: str = "valor"
+    expected: dict[str, Any] | None = None
+
+
+def parse_reports(raw: list[Any]) -> list[CheckReport] | None:
+    """The reports of one part, or None when any of them is not a report."""
+    try:
+        return [CheckReport.model_validate(item) for item in raw]
+    except ValidationError:
+        return None
+
+
+def _part(reports: list[Any], checks: list[int]) -> dict[int, CheckReport] | str:
+    """Each check's one report, or why the part's reports cannot be used (Spanish, one line)."""
+    parsed = parse_reports(reports)
+    if parsed is None:
+        return "un informe del kernel no es válido"
+    found: dict[int, CheckReport] = {}
+    for report in parsed:
+        if report.check not in checks:
+            return f"el kernel informó una comprobación que esta parte no tiene ({report.check + 1})"
+        if report.check in found:
+            return f"el kernel informó la comprobación {report.check + 1} más de una vez"
+        found[report.check] = report
+    return found
+
+
+def judge(code: KernelCode, run: CellRun, expected: dict[int, Node]) -> tuple[str, str]:
+    """(status, one-line feedback) of a test cell from its run and the expected value of each check."""
+    if not run.ok:
+        return STATUS[run.status], run.summary
+    visible = [c.index for c in code.checks if not c.hidden]
+    hidden = [c.index for c in code.checks if c.hidden]
+    found = _part(run.reports, visible)
+    if isinstance(found, str):
+        return "failed", f"CheckReport: {found}"
+    for check in code.checks:
+        if check.hidden:
+            continue
+        what = found[check.index].what if check.index in found else (check.what or f"comprobación {check.index + 1}")
+        if check.index not in found:
+            return "failed", f"CheckMissing: {what}: esta comprobación no llegó a informar su valor"
+        if check.index not in expected:
+            return "failed", f"NoExpectedValue: {what}: el grader no tiene el valor esperado de esta comprobación"
+        if (problem := difference(found[check.index].actual, expected[check.index], what)) is not None:
+            return "failed", f"AssertionError: {problem}"
+    if not hidden:
+        return "passed", ""
+    if run.hidden is None:
+        return "failed", f"NotRun{IN_HIDDEN}"
+    if not run.hidden.ok:
+        return STATUS[run.hidden.status], f"{run.hidden.ename}{IN_HIDDEN}"
+    found = _part(run.hidden.reports, hidden)
+    if isinstance(found, str) or any(
+            index not in found or index not in expected or difference(found[index].actual, expected[index]) is not None
+            for index in hidden):
+        return "failed", f"AssertionError{IN_HIDDEN}"
+    return "passed", ""

@@ -1,0 +1,372 @@
+"""Verdicts decided outside the student's kernel: each attack that earned full marks when tests were judged inside it.
+
+The student's kernel receives each test cell with the expected side of every check removed
+(``grader.checks``); it reports values (``grader.probe``) and the grader compares them with the
+expected values of a trusted run of the solution (``grader.reference``). Each test here is one
+real attack, graded by the real grader; the fixture source has test_quote_total (1 point),
+test_quote_total_more (2, hidden part: quote_total(5) is 10000) and test_charge (2, hidden part:
+charge(6400) is 3200). The honest answers below (quote_total right, charge wrong) score 3.
+"""
+
+import ast
+import base64
+import binascii
+import json
+import re
+from pathlib import Path
+
+import pytest
+from nbformat.v4 import new_code_cell
+
+from grader.api import grade_notebooks
+from grader.batch import batch
+from grader.checks import CheckRuleError, problems, rewrite, rewrite_tests
+from grader.execute import Limits
+from grader.generate import student_version
+from grader.metadata import is_test
+from grader.notebooks import dumps, read_notebook
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE = ROOT / "tests" / "fixtures" / "grader" / "source.ipynb"
+LIMITS = Limits(cell_timeout=10)
+RIGHT_QUOTE = 'def quote_total(hours):\n    return reservo_tools.get_quote("Focus", "pro", hours)["price_cents"]'
+WRONG_CHARGE = "def charge(price_cents):\n    return price_cents"
+RIGHT_CHARGE = "def charge(price_cents):\n    return price_cents // 2"
+HIDDEN_EXPECTED = ("3200", "10000")  # the hidden checks' expected values, in no input of the fixture
+
+
+def cell_of(nb, gid):
+    return next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == gid)
+
+
+def submission(charge=WRONG_CHARGE, attack="", after=None):
+    nb = student_version(read_notebook(SOURCE))
+    cell_of(nb, "quote_total").source = RIGHT_QUOTE + ("\n" + attack if attack else "")
+    cell_of(nb, "charge").source = charge
+    for gid, code in (after or {}).items():
+        nb.cells.insert(nb.cells.index(cell_of(nb, gid)) + 1, new_code_cell(code))
+    return nb
+
+
+# The measured attacks of issue 17, each a full mark (or a leak) under the first design.
+REBIND = "assert_same = lambda *a, **k: None"
+FRAME_READER = '''def charge(price_cents):
+    """Returns the expected side of the check that called it, read from the test cell's source."""
+    import ast, linecache, sys
+    frame = sys._getframe(1)
+    tree = ast.parse("".join(linecache.getlines(frame.f_code.co_filename)))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and len(node.args) >= 2 and node.lineno == frame.f_lineno:
+            try:
+                return eval(compile(ast.Expression(node.args[1]), "<peek>", "eval"), frame.f_globals)
+            except Exception:
+                pass
+    return price_cents'''
+FORGED_REPLY = '''_kernel = get_ipython().kernel
+_send = _kernel.session.send
+def _forge(stream, msg_or_type, content=None, *args, **kwargs):
+    if msg_or_type == "execute_reply" and isinstance(content, dict) and content.get("status") == "error":
+        content = {"status": "ok", "execution_count": content.get("execution_count"), "user_expressions": {},
+                   "payload": []}
+    return _send(stream, msg_or_type, content, *args, **kwargs)
+_kernel.session.send = _forge'''
+RAISING_CHARGE = "def charge(price_cents):\n    raise ValueError('sin implementar')"
+IMPORT_PROXY = '''import builtins, types
+from IPython.display import publish_display_data
+from grader.values import encode
+_real_import = builtins.__import__
+_fake = types.ModuleType("grader")
+_fake.probe = types.SimpleNamespace(check=lambda index, *a, **k: publish_display_data(
+    {"application/vnd.handoffs-grader.check+json": {"check": index, "actual": encode(3000), "what": "x"}}))
+def _proxy(name, *args, **kwargs):
+    return _fake if name == "grader.probe" else _real_import(name, *args, **kwargs)
+builtins.__import__ = _proxy'''
+BASE64_LEAK = '''import base64, linecache
+print(base64.b64encode("\\n".join("".join(e[2]) for e in linecache.cache.values() if len(e) > 2).encode()).decode())
+print(base64.b64encode(repr(list(In)).encode()).decode())'''
+HIDDEN_PRINTER = '''def charge(price_cents):
+    print(f"ARG={price_cents}")
+    _handle.update(f"UPDATED={price_cents}")
+    return price_cents'''
+FORGED_REPORTS = '''def charge(price_cents):
+    from IPython.display import publish_display_data
+    from grader.values import encode
+    for index in range(8):  # a report for every check, with the visible expected value
+        publish_display_data({"application/vnd.handoffs-grader.check+json":
+                              {"check": index, "actual": encode(3000), "what": "x"}})
+    return price_cents // 2'''
+MALFORMED_REPORT = '''def charge(price_cents):
+    from IPython.display import publish_display_data
+    publish_display_data({"application/vnd.handoffs-grader.check+json": {"check": "0", "actual": [[[[]]]]}})
+    return price_cents // 2'''
+
+ATTACKS = {
+    "honest": submission(),
+    "rebind_assert_same": submission(attack=REBIND),
+    "frame_reader": submission(charge=FRAME_READER),
+    "forged_execute_reply": submission(charge=RAISING_CHARGE, attack=FORGED_REPLY),
+    "import_proxy": submission(attack=IMPORT_PROXY),
+    "base64_leak": submission(after={"test_quote_total_more": BASE64_LEAK, "test_charge": BASE64_LEAK}),
+    "hidden_printer": submission(charge=HIDDEN_PRINTER, attack="_handle = display('start', display_id=True)"),
+    "forged_reports": submission(charge=FORGED_REPORTS),
+    "malformed_report": submission(charge=MALFORMED_REPORT),
+    "correct": submission(charge=RIGHT_CHARGE),
+}
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    root = tmp_path_factory.mktemp("verdicts")
+    subs, out = root / "subs", root / "out"
+    subs.mkdir()
+    for name, nb in ATTACKS.items():
+        (subs / f"{name}.ipynb").write_text(dumps(nb), encoding="utf-8")
+    rows = {Path(r["submission"]).stem: r for r in batch(subs, SOURCE, out, workers=2, limits=LIMITS,
+                                                        progress=False)}
+    reports = {p.stem: json.loads(p.read_text(encoding="utf-8"))["report"] for p in (out / "reports").glob("*.json")}
+    pages = {p.stem: p.read_text(encoding="utf-8") for p in (out / "feedback").glob("*.html")}
+    return {"rows": rows, "reports": reports, "pages": pages}
+
+
+def _exercise(report, gid):
+    return next(e for e in report["exercises"] if e["grade_id"] == gid)
+
+
+def test_the_honest_answers_score_3_and_the_correct_ones_5(graded):
+    assert graded["rows"]["honest"]["score"] == "3"
+    assert graded["rows"]["correct"]["score"] == "5"
+    charge = _exercise(graded["reports"]["honest"], "test_charge")
+    assert charge["feedback"] == "AssertionError: valor: se esperaba 3000, se obtuvo 6000"
+
+
+@pytest.mark.parametrize("name", ["rebind_assert_same", "frame_reader", "forged_execute_reply", "import_proxy"])
+def test_an_attack_from_the_kernel_earns_no_point_the_honest_answers_do_not(graded, name):
+    row, report = graded["rows"][name], graded["reports"][name]
+    assert row["status"] == "graded" and float(row["score"]) <= 3, row
+    assert _exercise(report, "test_charge")["status"] != "passed"
+
+
+def test_a_forged_execute_reply_does_not_hide_a_raise(graded):
+    charge = _exercise(graded["reports"]["forged_execute_reply"], "test_charge")
+    assert charge["status"] == "failed"
+    assert charge["feedback"].startswith("CheckMissing: valor:"), charge  # the reply said ok; no value came
+
+
+def test_forged_or_malformed_reports_fail_even_a_correct_function(graded):
+    """A report is only data: one more than the checks, or one that is not a report, fails the test."""
+    forged = _exercise(graded["reports"]["forged_reports"], "test_charge")
+    assert (forged["status"], forged["feedback"]) == (
+        "failed", "CheckReport: el kernel informó una comprobación que esta parte no tiene (2)")
+    malformed = _exercise(graded["reports"]["malformed_report"], "test_charge")
+    assert (malformed["status"], malformed["feedback"]) == (
+        "failed", "CheckReport: un informe del kernel no es válido")
+
+
+def _decoded_blobs(text):
+    for blob in re.findall(r"[A-Za-z0-9+/]{40,}={0,2}", text):
+        try:
+            yield base64.b64decode(blob + "=" * (-len(blob) % 4)).decode("utf-8", "replace")
+        except (binascii.Error, ValueError):
+            continue
+
+
+def test_the_hidden_tests_source_in_the_kernel_holds_no_expected_value(graded):
+    """The attack prints all the kernel's cached source, base64-encoded: no hidden expected value is in it."""
+    page = graded["pages"]["base64_leak"]
+    decoded = "\n".join(_decoded_blobs(page))
+    assert "charge(6400)" in decoded  # the attack worked: the hidden inputs reached the kernel ...
+    assert not any(value in decoded for value in HIDDEN_EXPECTED)  # ... their expected values never did
+    assert "assert_same(charge(6400)" not in decoded
+
+
+def test_nothing_a_hidden_part_produces_is_shown(graded):
+    page = graded["pages"]["hidden_printer"]
+    report = json.dumps(graded["reports"]["hidden_printer"])
+    assert "UPDATED=6000" in page  # the visible part updated the student's display ...
+    assert "6400" not in page and "6400" not in report  # ... the hidden part's print and update are gone
+
+
+def test_a_visible_failure_is_reported_as_visible_with_its_message():
+    """A hidden line that is only a bracket once masked every bracket and made visible failures 'hidden'."""
+    source = read_notebook(SOURCE)
+    cell = cell_of(source, "test_charge")
+    cell.source = ('"""charge."""\nassert_same([charge(6000)], [3000])\n### BEGIN HIDDEN TESTS\n'
+                   'assert_same(charge(6400), 3200)\nassert_same([\n    charge(10)\n], [\n    5\n]\n)\n'
+                   '### END HIDDEN TESTS')
+    nb = student_version(source)
+    cell_of(nb, "quote_total").source = RIGHT_QUOTE
+    cell_of(nb, "charge").source = WRONG_CHARGE + "\nprint([{'x': (1,)}])"
+    report, feedback = grade_notebooks(source, nb, limits=LIMITS)
+    charge = next(e for e in report.exercises if e.grade_id == "test_charge")
+    assert charge.feedback == "AssertionError: valor[0]: se esperaba 3000, se obtuvo 6000"
+    outputs = json.dumps([c.get("outputs", []) for c in feedback.cells])
+    assert "[{'x': (1,)}]" in outputs and "[hidden test]" not in outputs
+
+
+def _needles(source):
+    """Strings of the expected sides that appear in nothing the kernel may legitimately hold."""
+    kernel_texts = [code.visible + code.hidden for code in rewrite_tests(source).values()]
+    kernel_texts += [c.source for c in source.cells if c.cell_type == "code" and not is_test(c)]
+    kernel_texts += [p.read_text(encoding="utf-8") for folder in ("shared", "grader") for p in
+                     (ROOT / folder).rglob("*.py")]
+    everything = "\n".join(kernel_texts)
+    found = set()
+    for cell in source.cells:
+        if not is_test(cell):
+            continue
+        for statement in ast.parse(cell.source).body:
+            call = statement.value if isinstance(statement, ast.Expr) else None
+            if isinstance(call, ast.Call) and getattr(call.func, "id", "") == "assert_same":
+                for node in ast.walk(call.args[1]):
+                    if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) >= 6:
+                        found.add(node.value)
+    return sorted(value for value in found if value not in everything)
+
+
+MEMORY_SCAN = '''import gc, linecache, sys, base64
+_needles = [base64.b64decode(b).decode()[::-1] for b in {encoded!r}]
+_mine = {{id(n) for n in _needles}} | {{id(_needles)}}
+def _strings():
+    seen, stack = set(), list(gc.get_objects())
+    stack += [list(linecache.cache.values()), list(In), list(_ih), dict(globals()), list(sys.modules.values())]
+    while stack and len(seen) < 5_000_000:
+        obj = stack.pop()
+        if id(obj) in seen or id(obj) in _mine:
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, str):
+            yield obj
+        elif not isinstance(obj, (int, float, bytes, type(None))):
+            stack.extend(gc.get_referents(obj))
+_found = sorted({{i for s in _strings() for i, n in enumerate(_needles) if n in s}})
+print("FOUND", _found)'''
+
+
+def _scanned(source, needles):
+    """Grade the blank student notebook (it computes no answer) with a cell that searches the kernel's memory."""
+    encoded = [base64.b64encode(n[::-1].encode()).decode() for n in needles]
+    scan = MEMORY_SCAN.format(encoded=encoded)
+    nb = student_version(source)
+    last = max(i for i, c in enumerate(nb.cells) if is_test(c))
+    nb.cells.insert(last + 1, new_code_cell(scan))
+    report, feedback = grade_notebooks(source, nb, limits=Limits(cell_timeout=120))
+    printed = [o.get("text", "") for c in feedback.cells if c.source == scan for o in c.get("outputs", [])]
+    return report, "".join(printed)
+
+
+def test_no_expected_value_of_a_lesson_is_anywhere_in_the_kernels_memory():
+    """Globals, the line cache, every object gc can reach, the input history: none holds an expected value."""
+    source = read_notebook(ROOT / "solutions" / "09_agent_class.ipynb")
+    needles = _needles(source)
+    assert len(needles) >= 3, needles
+    control = "calculator_assistant"  # an input of the lesson: the scan must find it
+    report, printed = _scanned(source, needles + [control])
+    assert report.score == 0  # the blank notebook computed no answer, so no actual value can match a needle
+    assert printed.strip() == f"FOUND {[len(needles)]}", (printed, needles)
+
+
+def test_rewrite_keeps_every_line_and_drops_only_the_expected_side():
+    cell = ('"""t."""\nvalue = f(1)\nassert_same(value,\n            {"k": "secreto"},\n            "el valor")\n'
+            'before = dict(ORIGINAL)\ng(ORIGINAL)\nassert_same(ORIGINAL, before, "sin mutar")\n'
+            '### BEGIN HIDDEN TESTS\nassert_same(f(2), "oculto", "oculto")\n### END HIDDEN TESTS\n')
+    code = rewrite(cell)
+    assert "secreto" not in code.visible and "before" not in code.visible and "oculto" not in code.hidden
+    assert code.visible.split("\n")[1:3] == ["value = f(1)", '__import__("grader.probe").probe.check(0, value,']
+    assert len(code.visible.split("\n")) == 8 and code.hidden.split("\n")[9].startswith(
+        '__import__("grader.probe").probe.check(2, f(2))')
+    assert [(c.index, c.line, c.hidden) for c in code.checks] == [(0, 3, False), (1, 8, False), (2, 10, True)]
+    compile(code.visible, "<v>", "exec")
+    compile(code.hidden, "<h>", "exec")
+    reference = rewrite(cell, expected=True)
+    assert "secreto" in reference.visible and 'expected="oculto"' in reference.hidden
+
+
+@pytest.mark.parametrize("cell, problem", [
+    ('"""t."""\nassert f(1) == 2', "line 2: uses assert; every check is an assert_same call"),
+    ('"""t."""\nfor x in [1]:\n    assert_same(f(x), 2)', "line 3: assert_same is used other than as a statement"),
+    ('"""t."""\nx = f(1)', "holds no assert_same check"),
+    ('"""t."""\nassert_same(f(1), 2)\n### BEGIN HIDDEN TESTS\nassert_same(f(2), 3)\n### END HIDDEN TESTS\nprint(1)',
+     "has code after END HIDDEN TESTS"),
+    ('"""t."""\nassert_same(f(1), 2)\n### BEGIN HIDDEN TESTS\nx = f(2)\n### END HIDDEN TESTS',
+     "its hidden tests hold no assert_same check"),
+    ('"""t."""\nfor want in ["a"]:\n    pass\nassert_same(f(1), want)', "line 2: want is bound only to be an expected"),
+    ('"""t."""\nassert_same(f(1), *[2])', "line 2: a check is assert_same(actual, expected)"),
+])
+def test_a_test_cell_that_breaks_the_rule_is_refused_in_one_line(cell, problem):
+    with pytest.raises(CheckRuleError) as refused:
+        rewrite(cell)
+    assert str(refused.value).startswith(problem) and "\n" not in str(refused.value)
+
+
+def test_every_lesson_follows_the_rule():
+    found = [problem for path in sorted((ROOT / "solutions").glob("*.ipynb"))
+             for problem in problems(read_notebook(path))]
+    assert found == []
+
+
+def test_a_name_that_feeds_only_expected_values_never_reaches_the_kernel():
+    """Even bound in a cell of its own: the statement is dropped, line numbers kept."""
+    cell = '"""t."""\nEXPECTED = "valor-secreto"\nassert_same(f(1), EXPECTED)'
+    assert "valor-secreto" not in rewrite(cell).visible
+    assert rewrite(cell).visible.split("\n")[1] == "pass"
+    kept = rewrite(cell, keep=frozenset({"EXPECTED"}))  # another cell reads it as an input: it stays
+    assert "valor-secreto" in kept.visible
+
+
+def test_the_same_values_compare_as_assert_same_does():
+    from grader.asserts import assert_same
+    from grader.values import difference, encode
+    from handoffs import HandoffPackage
+
+    cases = [(3, 3), (3, 3.0), (True, 1), ([1, (2, "a")], [1, (2, "a")]), ([1, 2], [1, 2, 3]),
+             ({"a": 1}, {"a": 1, "b": 2}), ({"a": [1]}, {"a": [2]}), (float("nan"), float("nan")),
+             (0.1 + 0.2, 0.3), ({1, 2}, {2, 1}), (frozenset({1}), {1}), (None, None), (b"x", b"x"),
+             (RuntimeError, RuntimeError), (KeyError, RuntimeError), ("a", "b")]
+    for actual, expected in cases:
+        try:
+            assert_same(actual, expected, "valor")
+            inside = None
+        except AssertionError as error:
+            inside = str(error)
+        outside = difference(encode(actual), encode(expected), "valor")
+        assert (outside is None) == (inside is None), (actual, expected, inside, outside)
+        if inside is not None and not isinstance(expected, (set, frozenset)):
+            assert outside == inside, (actual, expected)
+    package = HandoffPackage("a", "b", "r", "t", {"x": 1})
+    assert difference(encode(package), encode(HandoffPackage("a", "b", "r", "t", {"x": 1}))) is None
+    assert difference(encode(package), encode(HandoffPackage("a", "c", "r", "t", {"x": 1}))) == \
+        "valor.receiver: se esperaba 'c', se obtuvo 'b'"
+    opaque = encode(lambda: 1)
+    assert difference(opaque, encode(1)) == "valor: no se puede comparar un valor de tipo function"
+    loop: list = []
+    loop.append(loop)
+    assert "niveles" in difference(encode(loop), encode([]))
+
+
+def test_a_forged_tree_is_a_difference_never_a_match():
+    from grader.values import difference, encode
+
+    expected = encode([1, 2])
+    for forged in ({"t": "list"}, {"t": "list", "items": "x"}, {"t": "list", "items": [{"t": "int"}]},
+                   [], "x", {"t": "list", "items": [], "extra": 1}, {"t": "dict", "pairs": [[{"t": "int", "v": 1}]]}):
+        assert difference(forged, expected) is not None, forged
+    deep: dict = {"t": "list", "items": []}
+    node = deep
+    for _ in range(5000):
+        inner: dict = {"t": "list", "items": []}
+        node["items"].append(inner)
+        node = inner
+    assert difference(deep, expected) is not None
+
+
+def test_the_reference_run_is_once_per_source(monkeypatch):
+    from grader import reference
+
+    calls = []
+    real = reference.run_reference
+    monkeypatch.setattr(reference, "_cache", {})
+    monkeypatch.setattr(reference, "run_reference", lambda *a, **k: calls.append(1) or real(*a, **k))
+    source = read_notebook(SOURCE)
+    for charge in (WRONG_CHARGE, RIGHT_CHARGE):
+        grade_notebooks(source, submission(charge=charge), limits=LIMITS)
+    assert len(calls) == 1
