@@ -7,7 +7,6 @@ import nbformat
 from nbformat import NotebookNode
 
 from .assemble import Assembly, assemble
-from .checks import KernelCode, rewrite_tests
 from .course import graded_ids
 from .execute import DEFAULT_LIMITS, CellRun, Limits, execute
 from .generate import student_version
@@ -18,6 +17,7 @@ from .notebooks import UnusableNotebook, read_notebook
 from .reference import Reference, reference_for
 from .report import ManualResult, Report, TestResult, result_line
 from .scan import scan_cells
+from .testcells import KernelCode, rewrite_tests
 from .verdict import judge
 
 

@@ -5,10 +5,12 @@ feedback page, and this process writes them, so the same tasks run in the local 
 cluster (``grader.cluster``).
 
 A bad submission becomes a row with status "error" and the batch goes on. Re-running
-skips submissions whose report is already there for the same submission, source and
-limits (a content hash), so an interrupted batch resumes where it stopped. Every
+skips submissions whose report is already there for the same submission, source, limits
+and grader code (a content hash), so an interrupted batch resumes where it stopped. Every
 submission and source is read into memory before any student code runs; the output
-folder, where the cache lives, is out of the kernels' reach (see grader.sandbox).
+folder, where the cache lives, is out of the kernels' reach (see grader.sandbox). The
+expected values of each lesson's checks come from one reference run of its solution in this
+process (``grader.reference``), sent to the workers as data.
 """
 
 import csv
@@ -22,7 +24,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from . import __version__
+from . import zygote
 from .api import WrongLesson, grade_notebooks
 from .course import match_source
 from .errors import GraderError, MissingPath
@@ -31,6 +33,7 @@ from .generate import student_version
 from .kernel import worker_supply
 from .notebooks import UnusableNotebook, parse_notebook, write_atomic
 from .pool import run_on_cluster, run_tasks
+from .reference import Reference, grader_digest, reference_for
 from .report import Report, feedback_html
 
 logger = logging.getLogger(__name__)
@@ -55,7 +58,7 @@ def find_submissions(directory: str | Path, out: str | Path | None = None) -> li
 
 def _key(submission: bytes, source: bytes, limits: Limits) -> str:
     digest = hashlib.sha256()
-    for part in (submission, source, repr(limits).encode(), __version__.encode()):
+    for part in (submission, source, repr(limits).encode(), grader_digest().encode()):
         digest.update(hashlib.sha256(part).digest())
     return digest.hexdigest()
 
@@ -74,18 +77,32 @@ def _read(path: str | os.PathLike[str]) -> bytes:
 _students: dict[bytes, tuple[Any, Any]] = {}  # per worker: source bytes -> (source, student version), built once
 
 
-def _grade(source_bytes: bytes, submission_nb: Callable[[], Any], limits: Limits,
-           names: tuple[str, str]) -> tuple[Report, Any]:
+def _source(source_bytes: bytes, name: str) -> tuple[Any, Any]:
+    """The source notebook and its student version, built once per process."""
     if source_bytes not in _students:
-        source = parse_notebook(source_bytes, names[0])
-        _students[source_bytes] = source, student_version(source, names[0])
-    source, student = _students[source_bytes]
+        source = parse_notebook(source_bytes, name)
+        _students[source_bytes] = source, student_version(source, name)
+    return _students[source_bytes]
+
+
+def _grade(source_bytes: bytes, submission_nb: Callable[[], Any], limits: Limits,
+           names: tuple[str, str], reference: Reference) -> tuple[Report, Any]:
+    source, student = _source(source_bytes, names[0])
     try:
         return grade_notebooks(source, submission_nb(), limits=limits, names=names, supply=worker_supply(),
-                               student=student)
+                               student=student, reference=reference)
     except (RuntimeError, TimeoutError):  # the kernel failed to start: once more, with a new one
         return grade_notebooks(source, submission_nb(), limits=limits, names=names, supply=worker_supply(),
-                               student=student)
+                               student=student, reference=reference)
+
+
+def _reference(path: Path, source_bytes: bytes, limits: Limits) -> str | GraderError:
+    """The source's reference as JSON, from one run of its solution here; or why it cannot be had."""
+    try:
+        source, student = _source(source_bytes, str(path))
+        return reference_for(source, student, limits).to_json()
+    except GraderError as error:
+        return error
 
 
 def _unnamed(error: str, submission: Path, root: Path) -> str:
@@ -112,15 +129,16 @@ class Graded(NamedTuple):
 
 
 def grade_one(submission: Path, source: Path, root: Path, limits: Limits, submission_bytes: bytes,
-              source_bytes: bytes) -> Graded:
-    """Grade one submission from its bytes and its source's, reading and writing no file: a worker's whole task.
+              source_bytes: bytes, reference: str) -> Graded:
+    """Grade one submission from its bytes, its source's and the source's reference (JSON), reading and writing
+    no file: a worker's whole task.
 
     The paths only name things (the row, the messages); the client writes the files (``save``).
     """
     row = {**_error_row(submission, root, ""), "source": str(source)}
     try:
         report, feedback_nb = _grade(source_bytes, lambda: parse_notebook(submission_bytes, submission), limits,
-                                     (str(source), row["submission"]))
+                                     (str(source), row["submission"]), Reference.from_json(reference))
         data = report.to_dict()
         row.update(score=f"{report.score:g}", max_score=f"{report.max_score:g}", status="graded",
                    tampered=" ".join(f"{t['grade_id']}:{t['problem']}" for t in report.tampered),
@@ -201,9 +219,10 @@ def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out
         if not path.exists():
             raise MissingPath(f"{what} {path} does not exist")
     rows: list[dict[str, str]] = []
-    tasks: list[tuple[Path, Path, Path, Limits, bytes, bytes]] = []
+    tasks: list[tuple[Path, Path, Path, Limits, bytes, bytes, str]] = []
     saves: list[tuple[str, str]] = []  # per task: its slug and cache key
     sources: dict[Path, bytes] = {}
+    references: dict[Path, str | GraderError] = {}
     for path in find_submissions(directory, out):  # every input in memory before any student code runs
         try:
             data = _read(path)
@@ -217,9 +236,16 @@ def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out
         cached = _cached(out / "reports" / f"{slug}.json", key)
         if cached is not None:
             rows.append({**_error_row(path, directory, ""), "source": str(matched), **cached, "cached": "yes"})
-        else:
-            tasks.append((path, matched, directory, limits, data, sources[matched]))
-            saves.append((slug, key))
+            continue
+        if matched not in references:
+            references[matched] = _reference(matched, sources[matched], limits)
+        reference = references[matched]
+        if isinstance(reference, GraderError):
+            rows.append({**_error_row(path, directory, str(reference)), "source": str(matched)})
+            continue
+        tasks.append((path, matched, directory, limits, data, sources[matched], reference))
+        saves.append((slug, key))
+    zygote.release()  # the reference runs' kernels are gone; nothing of them outlives them here
     done: Iterable[tuple[int, Graded | BaseException]] = (
         run_tasks(grade_one, tasks, workers, limits) if scheduler is None
         else run_on_cluster(scheduler, grade_one, tasks, limits, [slug for slug, _ in saves]))

@@ -18,6 +18,8 @@ from .kernel import worker_supply
 from .metadata import metadata_problems, tags
 from .notebooks import dumps, read_notebook, tidy, write_atomic
 from .pool import run_tasks
+from .reference import reference_for
+from .testcells import problems as rule_problems
 
 RAISES_TAG = "raises-exception"
 
@@ -68,13 +70,17 @@ def store_outputs(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[str]:
 
 
 def check_solution(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[str]:
-    """A solution notebook has valid metadata and earns every point, with no cell failing and nothing restored."""
+    """A solution notebook has valid metadata, test cells that follow the rule of ``grader.testcells``, passes its own
+    checks in the reference run, and earns every point, with no cell failing and nothing restored."""
     source = read_notebook(path)
-    problems = metadata_problems(source, str(path))
+    problems = metadata_problems(source, str(path)) or [f"{path}: {problem}" for problem in rule_problems(source)]
     if problems:
         return problems
+    student = student_version(source, str(path))
+    reference = reference_for(source, student, limits, worker_supply())
+    problems += [f"{path}: reference run: {problem}" for problem in reference.problems]
     report, _ = grade_notebooks(source, copy.deepcopy(source), limits=limits, names=(str(path), str(path)),
-                                supply=worker_supply())
+                                supply=worker_supply(), student=student, reference=reference)
     problems += [f"{path}: {r.grade_id}: solution scores {r.points:g}/{r.max_points:g} ({r.feedback})"
                  for r in report.exercises if r.points != r.max_points]
     problems += [f"{path}: cell {e['cell']} ({e['grade_id'] or 'no grade_id'}) failed: {e['error']}"

@@ -1,7 +1,7 @@
 """Run a notebook's code cells one by one in a fresh kernel, within time, memory and output limits.
 
 A cell's run records whether the kernel's ``execute_reply`` says it raised; that marks the cell,
-it never passes a test. A test cell runs as the kernel may see it (``grader.checks``): its
+it never passes a test. A test cell runs as the kernel may see it (``grader.testcells``): its
 visible part as one request, whose outputs are kept, then its hidden part as another, of which
 nothing is kept but the check reports (``grader.probe``); the reports are collected apart from
 the outputs and judged by the caller, outside the kernel.
@@ -32,14 +32,15 @@ from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 from nbformat import NotebookNode
 
-from .checks import KernelCode
 from .kernel import MAX_MESSAGE, Kernel, KernelSupply
 from .probe import MIME
+from .testcells import KernelCode
 
 logger = logging.getLogger(__name__)
 
 TIMEOUT_ENAME = "CellTimeout"
 REFUSED_ENAME = "OutputLimit"
+STDIN_ENAME = "StdinNotImplementedError"  # ipykernel's, for input() when the grader allows no input
 REFUSED_MIB = MAX_MESSAGE // 1024 ** 2
 SILENT_TIMEOUT = 10.0
 FREE_MESSAGES = ("status", "execute_input", "clear_output")
@@ -153,6 +154,8 @@ def _run_of(index: int, reply: dict[str, Any]) -> CellRun:
         return CellRun(index, "ok")
     traceback = [str(line)[:KEPT_CHARS] for line in (reply.get("traceback") or [])[-KEPT_FRAMES:]]
     ename, evalue = str(reply.get("ename") or "Error")[:200], str(reply.get("evalue") or "")[:KEPT_CHARS]
+    if ename == STDIN_ENAME:
+        evalue = "input() cannot be answered while grading"
     return CellRun(index, "error", ename, evalue, traceback)
 
 
@@ -297,6 +300,7 @@ async def _run_test(client: CappedClient, cell: NotebookNode, index: int, code: 
                                                 limits, replies, store_history=False)
         finally:
             client.part = "cell"
+            client.nb.cells[index] = cell  # nbclient put the throwaway cell of the hidden part in its place
         hidden.evalue, hidden.traceback = "", []
         run.hidden = hidden
     return run, restarted
@@ -317,7 +321,7 @@ async def run_notebook(nb: NotebookNode, limits: Limits = DEFAULT_LIMITS, supply
                        tests: Mapping[int, KernelCode] | None = None) -> list[CellRun]:
     """Execute every code cell of ``nb`` in a fresh kernel, outputs in place; returns a CellRun per code cell.
 
-    ``tests`` maps the index of each test cell to the code the kernel runs for it (``grader.checks``);
+    ``tests`` maps the index of each test cell to the code the kernel runs for it (``grader.testcells``);
     the notebook's own source of a test cell never reaches the kernel.
     """
     tests = tests or {}

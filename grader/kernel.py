@@ -46,6 +46,7 @@ FIRST_UID = 1_900_000_000  # sandbox uids: FIRST_UID + slot, a range no account 
 UID_SLOTS = 1000
 UID_LOCKS = Path("/run/grader-uids")  # one place for every grader on the machine, whatever its TMPDIR
 MAX_SOCKETS_PATH = 100  # an IPC socket's path (sockets + "/k-1") must fit in 107 bytes
+CONTROL_QUEUE = 8  # unread control messages queued at most (each under MAX_MESSAGE)
 MAX_MESSAGE = 4 * 1024 ** 2  # bytes of one message part from a kernel; far above any output cap
 T = TypeVar("T")
 PROVISIONERS = {"grader-sandbox": "SandboxProvisioner", "grader-zygote": "ZygoteProvisioner"}
@@ -263,7 +264,8 @@ class CappedKernelClient(AsyncKernelClient):
 
 
 class SandboxedKernelManager(AsyncKernelManager):
-    """A kernel manager that starts the kernel through ``python -m grader.sandbox``."""
+    """A kernel manager that starts the kernel through ``python -m grader.sandbox``; its own control socket is
+    capped like the client's sockets."""
 
     memory_limit = Int(2 * 1024 ** 3, help="Address-space limit of the kernel, in bytes (0: none)")
     mode = Unicode("basic", help="full: own uid and namespaces (root); basic: limits only")
@@ -273,6 +275,14 @@ class SandboxedKernelManager(AsyncKernelManager):
     sockets = Unicode(help="The folder of the kernel's IPC sockets")
     forked = Bool(True, help="Fork the kernel from this process's zygote instead of starting a new Python")
     client_factory = Type(CappedKernelClient, klass=AsyncKernelClient)
+
+    def _connect_control_socket(self) -> None:
+        """jupyter_client's control socket, with the cap on message size and a short queue of unread messages."""
+        if self._control_socket is None:
+            sock = self.context.socket(zmq.DEALER)
+            sock.linger, sock.maxmsgsize, sock.rcvhwm = 100, MAX_MESSAGE, CONTROL_QUEUE
+            sock.connect(self._make_url("control"))
+            self._control_socket = sock
 
     @property
     def kernel_spec(self) -> KernelSpec | None:
@@ -324,8 +334,9 @@ class Kernel:
             await self.km.start_kernel(cwd=self.workdir, extra_arguments=["--HistoryManager.hist_file=:memory:"],
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             self.kc = self.km.client()
-            self.kc.allow_stdin = False  # input() fails at once instead of waiting for an answer
-            self.kc.start_channels()
+            # only shell and iopub, both capped: no stdin (input() then fails at once instead of waiting for an
+            # answer), no control or heartbeat socket a kernel could flood (interrupts and shutdowns go by signal)
+            self.kc.start_channels(stdin=False, hb=False, control=False)
             await self.kc.wait_for_ready(timeout=timeout)
         except BaseException:
             await self.stop()

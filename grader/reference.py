@@ -1,7 +1,7 @@
 """The expected side of every check, from a trusted run of the solution: the values no student's kernel ever holds.
 
 The source notebook is run graded as itself (solution cells and hidden tests included), with
-each check rewritten to report both sides (``grader.checks``). That run executes no student
+each check rewritten to report both sides (``grader.testcells``). That run executes no student
 code. Its expected values are kept per source, by the hash of the source and of the grader's
 own code, so a batch runs it once per lesson and hands the values to its workers as data.
 The run also says where the solution fails its own checks: ``grader check`` reports those.
@@ -17,11 +17,11 @@ from typing import Any
 from nbformat import NotebookNode
 
 from .assemble import assemble
-from .checks import rewrite_tests
 from .execute import DEFAULT_LIMITS, Limits, execute
 from .kernel import KernelSupply
 from .metadata import is_test
 from .notebooks import dumps
+from .testcells import rewrite_tests
 from .values import difference, valid
 from .verdict import parse_reports
 

@@ -29,6 +29,7 @@ GRADER_WORDS_ES = [(re.compile(english), spanish) for english, spanish in (
     (r"the notebook's time budget of (\S+) s was spent", r"se agotó el tiempo total del notebook (\1 s)"),
     (r"the kernel did not let the grader restore its state before this test",
      "el kernel no dejó que el grader restaurara su estado antes de este test"),
+    (r"input\(\) cannot be answered while grading", "input() no puede recibir respuesta durante la calificación"),
     (r"the kernel sent a message over (\d+) MiB", r"el kernel envió un mensaje de más de \1 MiB"),
     (r"\[output truncated: (\d+) characters over the limit\]", r"[salida recortada: \1 caracteres sobre el límite]"),
     (r"\[output truncated: a message over (\d+) MiB was refused\]",

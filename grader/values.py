@@ -11,8 +11,8 @@ A node is a dict with ``t`` (the type: ``int``, ``list``, ``handoffs.package.Han
 and one more key: ``v`` (None, a bool, an int or a str), ``f`` (a float's repr), ``b`` (bytes
 in hex), ``items``, ``pairs`` (a dict's keys and values), ``fields`` (an object's compared
 fields), ``class`` (a class, by name), ``member`` (an enum member's name) or ``error`` (why
-the value could not be encoded). Only the standard library is imported: this module loads in
-every kernel.
+the value could not be encoded). Only the standard library (and ``grader.errors``) is imported:
+this module loads in every kernel.
 """
 
 import dataclasses
@@ -22,6 +22,8 @@ import math
 import sys
 from typing import Any
 
+from .errors import GraderError
+
 MAX_DEPTH = 40
 MAX_NODES = 50_000
 MAX_CHARS = 1_000_000
@@ -30,7 +32,7 @@ PRIMITIVES = (type(None), bool, int, float, str, bytes, bytearray)
 Node = dict[str, Any]
 
 
-class Unencodable(Exception):
+class Unencodable(GraderError):
     """A value (or a part of it) that has no faithful plain-data form; its message is Spanish."""
 
 
@@ -134,7 +136,7 @@ def canonical(node: Any) -> str:
     return json.dumps(node, sort_keys=True, ensure_ascii=True)
 
 
-class Malformed(Exception):
+class Malformed(GraderError):
     """A tree that did not come from ``encode``: forged or damaged."""
 
 
@@ -239,12 +241,12 @@ def difference(actual: Any, expected: Any, path: str = "valor") -> str | None:
 
 
 def _difference(actual: Node, expected: Node, path: str) -> str | None:
+    if actual["t"] != expected["t"]:
+        return f"{path}: se esperaba el tipo {_short(expected['t'])}, se obtuvo {_short(actual['t'])}"
     if "error" in actual:
         return f"{path}: {actual['error']}"
     if "error" in expected:
         return f"{path}: el grader no pudo leer el valor esperado ({expected['error']})"
-    if actual["t"] != expected["t"]:
-        return f"{path}: se esperaba el tipo {_short(expected['t'])}, se obtuvo {_short(actual['t'])}"
     if set(actual) != set(expected):
         return f"{path}: se esperaba {describe(expected)}, se obtuvo {describe(actual)}"
     if "pairs" in expected:

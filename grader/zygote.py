@@ -135,5 +135,12 @@ def zygote() -> Zygote:
     return _zygotes[pid]
 
 
+def release() -> None:
+    """Stop this process's zygote now, if it has one (a batch's client, once its reference runs are done)."""
+    found = _zygotes.pop(os.getpid(), None)
+    if found is not None:
+        found.close()
+
+
 if __name__ == "__main__":
     serve(int(sys.argv[2]), int(sys.argv[1]))

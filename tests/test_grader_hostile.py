@@ -167,7 +167,7 @@ def test_no_hidden_line_is_ever_written(graded, name):
     assert not any(line in text for line in HIDDEN)
     if name == "disk" and sandbox_mode() == "full":  # the source is not even in the kernel's view of the disk
         assert "FileNotFoundError" in text
-    else:
+    elif name == "disk":
         assert "[hidden test]" in text  # the attack did print them; the scrubber masked them
 
 
@@ -268,6 +268,39 @@ def test_one_huge_message_is_refused_unread_and_the_next_cells_still_speak():
     refused = "\n[output truncated: a message over 4 MiB was refused]\n"
     assert result["outputs"] == [[refused], ["still here\n"], [refused], [refused], ["after\n"]]
     # uncapped, the grader peaks near 600 MiB on the first cell alone
+    assert result["grown"] < 60, f"the grader's memory peaked {result['grown']} MiB above its start"
+
+
+STDIN_FLOOD = """
+import json
+from nbformat.v4 import new_code_cell, new_notebook
+from grader.execute import Limits, execute
+
+def mib(field):
+    return next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith(field)) // 1024
+
+flood = '''k = get_ipython().kernel
+for _ in range(300):
+    k.session.send(k.stdin_socket, "input_request", {"prompt": "x" * 3_000_000, "password": False},
+                   parent=k.get_parent("shell"), ident=k._parent_ident["shell"])
+print("sent")'''
+nb = new_notebook(cells=[new_code_cell(code) for code in (flood, "x = input('?')", "print('still here')")])
+import grader.kernel, jupyter_client, zmq  # what the run imports, in the baseline
+with open("/proc/self/clear_refs", "w") as reset:
+    reset.write("5")
+before = mib("VmRSS")
+runs = execute(nb, Limits(cell_timeout=20))
+print(json.dumps({"grown": mib("VmHWM") - before, "runs": [[r.status, r.ename, r.evalue] for r in runs]}))
+"""
+
+
+def test_the_stdin_channel_cannot_be_flooded_and_input_fails_at_once():
+    """Measured before: 300 input requests of 3 MB grew the grader 864 MiB, and input() waited out the timeout."""
+    done = subprocess.run([sys.executable, "-c", STDIN_FLOOD], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout)
+    assert result["runs"] == [["ok", "", ""], ["error", "StdinNotImplementedError",
+                                               "input() cannot be answered while grading"], ["ok", "", ""]]
     assert result["grown"] < 60, f"the grader's memory peaked {result['grown']} MiB above its start"
 
 

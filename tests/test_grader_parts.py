@@ -291,7 +291,7 @@ def test_check_passes_on_a_good_course_and_names_every_problem(tmp_path):
 def test_check_flags_a_stub_that_earns_points_and_a_solution_that_does_not(tmp_path):
     make_course(tmp_path)
     nb = read_notebook(tmp_path / "solutions" / "01_mini.ipynb")
-    by_id(nb, "test_quote_total").source = '"""Always passes."""\nassert True'
+    by_id(nb, "test_quote_total").source = '"""Always passes."""\nassert_same(True, True)'
     by_id(nb, "charge").source = by_id(nb, "charge").source.replace("price_cents // 2", "price_cents")
     (tmp_path / "solutions" / "01_mini.ipynb").write_text(dumps(nb), encoding="utf-8")
     generate(tmp_path / "solutions", tmp_path / "student")

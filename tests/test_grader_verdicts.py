@@ -1,7 +1,7 @@
 """Verdicts decided outside the student's kernel: each attack that earned full marks when tests were judged inside it.
 
 The student's kernel receives each test cell with the expected side of every check removed
-(``grader.checks``); it reports values (``grader.probe``) and the grader compares them with the
+(``grader.testcells``); it reports values (``grader.probe``) and the grader compares them with the
 expected values of a trusted run of the solution (``grader.reference``). Each test here is one
 real attack, graded by the real grader; the fixture source has test_quote_total (1 point),
 test_quote_total_more (2, hidden part: quote_total(5) is 10000) and test_charge (2, hidden part:
@@ -20,11 +20,11 @@ from nbformat.v4 import new_code_cell
 
 from grader.api import grade_notebooks
 from grader.batch import batch
-from grader.checks import CheckRuleError, problems, rewrite, rewrite_tests
 from grader.execute import Limits
 from grader.generate import student_version
 from grader.metadata import is_test
 from grader.notebooks import dumps, read_notebook
+from grader.testcells import CheckRuleError, problems, rewrite, rewrite_tests
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "tests" / "fixtures" / "grader" / "source.ipynb"
@@ -370,3 +370,12 @@ def test_the_reference_run_is_once_per_source(monkeypatch):
     for charge in (WRONG_CHARGE, RIGHT_CHARGE):
         grade_notebooks(source, submission(charge=charge), limits=LIMITS)
     assert len(calls) == 1
+
+
+@pytest.mark.parametrize("name, kinds", [
+    ("frame_reader", {"frames", "linecache"}), ("forged_execute_reply", {"kernel"}),
+    ("base64_leak", {"linecache"}), ("import_proxy", {"builtins", "grader-internals"}), ("honest", set()),
+])
+def test_the_static_scan_flags_reaching_the_kernel_its_frames_and_memory(graded, name, kinds):
+    """For the instructor to look at; the score never depends on it."""
+    assert set(graded["reports"][name]["suspicious"]) == kinds

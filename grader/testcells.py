@@ -222,7 +222,7 @@ def _dropped(tree: ast.Module, arguments: list[tuple[ast.expr, ast.expr, ast.exp
     expected_sides = {id(node) for _, node, _ in arguments}
     used_elsewhere = _loads(tree, expected_sides) | keep
     used_in_expected = set().union(*(_loads(node, set()) for _, node, _ in arguments))
-    dropped = []
+    dropped: list[ast.stmt] = []
     for statement in tree.body:
         if isinstance(statement, (ast.Import, ast.ImportFrom)):
             continue  # a library name is no expected value
