@@ -20,6 +20,7 @@ import io
 import json
 import logging
 import os
+import urllib.parse
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -31,10 +32,10 @@ from .errors import GraderError, MissingPath
 from .execute import Limits
 from .generate import student_version
 from .kernel import worker_supply
-from .notebooks import UnusableNotebook, parse_notebook, write_atomic
+from .notebooks import parse_notebook, read_bytes, write_atomic
 from .pool import run_on_cluster, run_tasks
 from .reference import Reference, grader_digest, reference_for
-from .report import Report, feedback_html
+from .report import Report, feedback_html, printable
 
 logger = logging.getLogger(__name__)
 
@@ -46,14 +47,16 @@ FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def find_submissions(directory: str | Path, out: str | Path | None = None) -> list[Path]:
-    """Every notebook under ``directory`` (checkpoints and the output folder excepted), sorted."""
+    """Every ``*.ipynb`` under ``directory``, sorted: checkpoints and the output folder excepted, and no folder
+    reached through a symbolic link. A file of that name that is not a regular file is listed, to be refused."""
     directory, resolved = Path(directory), Path(out).resolve() if out else None
     found = []
-    for path in sorted(directory.rglob("*.ipynb")):
-        if ".ipynb_checkpoints" in path.parts or (resolved and resolved in path.resolve().parents):
-            continue
-        found.append(path)
-    return found
+    for folder, subfolders, files in os.walk(directory):  # never follows a link to a folder
+        here = Path(folder)
+        subfolders[:] = [name for name in subfolders if name != ".ipynb_checkpoints"
+                         and not (resolved and (here / name).resolve() == resolved)]
+        found += [here / name for name in files if name.endswith(".ipynb")]
+    return sorted(found)
 
 
 def _key(submission: bytes, source: bytes, limits: Limits) -> str:
@@ -64,14 +67,14 @@ def _key(submission: bytes, source: bytes, limits: Limits) -> str:
 
 
 def _slug(submission: Path, root: Path) -> str:
-    return "__".join(submission.relative_to(root).with_suffix("").parts)
+    """The file name of a submission's report and page: its path under the folder, percent-encoded (``/`` is
+    ``%2F``), so two submissions never share one and each name reads back as its path."""
+    return urllib.parse.quote(submission.relative_to(root).with_suffix("").as_posix(), safe="")
 
 
 def _read(path: str | os.PathLike[str]) -> bytes:
-    try:
-        return Path(path).read_bytes()
-    except OSError as error:
-        raise UnusableNotebook(f"{path}: cannot read the file ({error.strerror})") from None
+    """A submission's bytes: a regular file, not a link, within the size cap."""
+    return read_bytes(path, follow=False)
 
 
 _students: dict[bytes, tuple[Any, Any]] = {}  # per worker: source bytes -> (source, student version), built once
@@ -103,6 +106,9 @@ def _reference(path: Path, source_bytes: bytes, limits: Limits) -> str | GraderE
         return reference_for(source, student, limits).to_json()
     except GraderError as error:
         return error
+    except Exception as error:  # noqa: BLE001 - a source that breaks the grader is its submissions' error rows
+        logger.debug("the reference run of %s failed", path, exc_info=True)
+        return GraderError(f"grader error in the reference run of {path}: {type(error).__name__}: {error}"[:500])
 
 
 def _unnamed(error: str, submission: Path, root: Path) -> str:
@@ -192,8 +198,9 @@ def manual_columns(report: dict[str, Any]) -> dict[str, str]:
 
 
 def spreadsheet_safe(value: Any) -> str:
-    """A CSV cell no spreadsheet reads as a formula: a leading =, +, -, @, tab or CR is escaped with '."""
-    text = str(value)
+    """A CSV cell no spreadsheet reads as a formula (a leading =, +, -, @, tab or CR is escaped with ') and no
+    terminal reads as a control sequence."""
+    text = printable(value)
     return f"'{text}" if text.startswith(FORMULA_START) else text
 
 
@@ -228,9 +235,13 @@ def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out
             data = _read(path)
             matched = match_source(path, Path(source), functools.partial(parse_notebook, data, path))
             if matched not in sources:
-                sources[matched] = _read(matched)
+                sources[matched] = read_bytes(matched)
         except GraderError as error:
             rows.append(_error_row(path, directory, str(error)))
+            continue
+        except Exception as error:  # noqa: BLE001 - one submission never stops the batch
+            logger.debug("reading %s failed", path, exc_info=True)
+            rows.append(_error_row(path, directory, f"grader error: {type(error).__name__}: {error}"[:500]))
             continue
         slug, key = _slug(path, directory), _key(data, sources[matched], limits)
         cached = _cached(out / "reports" / f"{slug}.json", key)

@@ -15,7 +15,6 @@ import functools
 import multiprocessing.util
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -36,6 +35,7 @@ from jupyter_client.provisioning import KernelProvisionerFactory
 from traitlets import Bool, Int, Type, Unicode
 
 from . import sandbox, zygote
+from .cleanup import remove_tree
 from .errors import GraderError, InvalidSetting, SandboxError
 from .sandbox import KERNEL_ENV
 
@@ -100,8 +100,7 @@ def sweep_stale(base: Path) -> list[Path]:
             mine = folder.lstat().st_uid == os.geteuid() and folder.is_dir() and not folder.is_symlink()
         except OSError:
             continue
-        if match and mine and _start_time(int(match[1])) != match[2]:
-            shutil.rmtree(folder, ignore_errors=True)
+        if match and mine and _start_time(int(match[1])) != match[2] and remove_tree(folder):
             removed.append(folder)
     return removed
 
@@ -118,7 +117,7 @@ def run_folder() -> Path:
         sweep_stale(base)
         folder = Path(tempfile.mkdtemp(prefix=f"grader-{pid}-{_start_time(pid)}-", dir=base))
         _run_folders[pid] = folder
-        multiprocessing.util.Finalize(None, shutil.rmtree, args=(folder, True), exitpriority=0)
+        multiprocessing.util.Finalize(None, remove_tree, args=(folder,), exitpriority=0)
     return _run_folders[pid]
 
 
@@ -308,7 +307,7 @@ class Kernel:
         self.folder = tempfile.mkdtemp(prefix="k", dir=run_folder())
         box, sockets, root = (os.path.join(self.folder, name) for name in ("b", "s", "r"))
         if len(os.fsencode(sockets)) > MAX_SOCKETS_PATH:
-            shutil.rmtree(self.folder, ignore_errors=True)
+            remove_tree(self.folder)
             raise GraderError(f"{sockets}: too long for IPC sockets; set GRADER_SANDBOX_DIR to a short path")
         self.lease = UidLease() if self.mode == "full" else None
         self.workdir = os.path.join(box, "work")
@@ -353,7 +352,7 @@ class Kernel:
         finally:
             if self.lease is not None:
                 self.lease.release()
-            shutil.rmtree(self.folder, ignore_errors=True)
+            remove_tree(self.folder)
 
     def __repr__(self) -> str:
         return f"Kernel({self.folder}, {self.mode}, alive={self.km.has_kernel})"

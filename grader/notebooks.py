@@ -1,9 +1,11 @@
 """Reading notebooks with clear errors, and writing them deterministically and atomically."""
 
+import errno
 import hashlib
 import json
 import logging
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -16,20 +18,54 @@ from .metadata import grade_id
 logger = logging.getLogger(__name__)
 
 KEEP_NOTEBOOK_METADATA = ("kernelspec", "language_info")
+MAX_BYTES = 64 * 1024 ** 2  # a notebook file larger than this is refused before it is read
+MAX_DEPTH = 64  # levels of JSON nesting; a real notebook has under 15
 
 
 class UnusableNotebook(GraderError, ValueError):
     """The file cannot be graded: not JSON, empty, not a notebook, or not readable."""
 
 
+def read_bytes(path: str | os.PathLike[str], follow: bool = True) -> bytes:
+    """A notebook file's bytes: a regular file (a link too, if ``follow``) of at most ``MAX_BYTES``.
+
+    A FIFO, a device or a folder is refused without being read, so it can neither block nor
+    flood the reader; without ``follow`` (a batch), so is a symbolic link.
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
+    try:
+        fd = os.open(path, flags)
+    except OSError as error:
+        if error.errno == errno.ELOOP and not follow:
+            raise UnusableNotebook(f"{path}: a symbolic link; only regular files are graded") from None
+        raise UnusableNotebook(f"{path}: cannot read the file ({error.strerror})") from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UnusableNotebook(f"{path}: not a regular file; only regular files are graded")
+        data = handle.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:
+        raise UnusableNotebook(f"{path}: larger than {MAX_BYTES // 1024 ** 2} MiB")
+    return data
+
+
 def read_notebook(path: str | os.PathLike[str]) -> NotebookNode:
     """Read a notebook as nbformat 4, upgrading older formats; raise UnusableNotebook with the reason."""
-    path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as error:
-        raise UnusableNotebook(f"{path}: cannot read the file ({error.strerror})") from None
-    return parse_notebook(raw, path)
+    return parse_notebook(read_bytes(path), path)
+
+
+def _too_deep(data: object) -> bool:
+    """Whether parsed JSON nests more than ``MAX_DEPTH`` levels (checked without recursion)."""
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        if isinstance(value, dict):
+            stack += [(item, depth + 1) for item in value.values()]
+        elif isinstance(value, list):
+            stack += [(item, depth + 1) for item in value]
+    return False
 
 
 def parse_notebook(raw: bytes, path: str | os.PathLike[str]) -> nbformat.NotebookNode:
@@ -42,6 +78,10 @@ def parse_notebook(raw: bytes, path: str | os.PathLike[str]) -> nbformat.Noteboo
         raise UnusableNotebook(f"{path}: the file is not UTF-8 text") from None
     except json.JSONDecodeError as error:
         raise UnusableNotebook(f"{path}: not valid JSON (line {error.lineno}, column {error.colno})") from None
+    except RecursionError:
+        raise UnusableNotebook(f"{path}: JSON nested more than {MAX_DEPTH} levels deep") from None
+    if _too_deep(data):
+        raise UnusableNotebook(f"{path}: JSON nested more than {MAX_DEPTH} levels deep")
     if not isinstance(data, dict) or "nbformat" not in data or not isinstance(data.get("nbformat"), int):
         raise UnusableNotebook(f"{path}: JSON but not a Jupyter notebook (no 'nbformat' field)")
     try:  # the JSON is parsed once: nbformat builds the notebook from the data, then upgrades it

@@ -3,6 +3,7 @@
 import functools
 import json
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -37,6 +38,12 @@ GRADER_WORDS_ES = [(re.compile(english), spanish) for english, spanish in (
 )]
 """The grader's own messages (``grader.execute``, ``grader.hidden``, ``grader.api``) as the student reads them."""
 BY_HAND = "se califica a mano"
+
+
+def printable(text: str) -> str:
+    """``text`` without any control or format character (escape sequences, carriage returns, bidi marks), which
+    could rewrite what a terminal shows; each becomes a visible ``?``."""
+    return "".join("?" if unicodedata.category(ch)[0] == "C" else ch for ch in str(text))
 
 
 @dataclass
@@ -110,8 +117,9 @@ class Report:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False, sort_keys=True) + "\n"
 
     def table(self) -> str:
-        """A plain-text table: exercise, points, status, feedback."""
-        rows = [(r.grade_id, f"{r.points:g}/{r.max_points:g}", r.status, r.feedback) for r in self.exercises]
+        """A plain-text table: exercise, points, status, feedback; no control character reaches the terminal."""
+        rows = [(printable(r.grade_id), f"{r.points:g}/{r.max_points:g}", r.status, printable(r.feedback))
+                for r in self.exercises]
         rows += [(m.grade_id, m.shown_points(), m.status, "graded by hand") for m in self.manual]
         header = ("exercise", "points", "status", "feedback")
         widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(3)]
@@ -121,8 +129,8 @@ class Report:
         if self.manual_pending:
             lines.append(f"manual: {sum(m.max_points for m in self.manual_pending):g} point(s) pending, graded by "
                          f"hand: {', '.join(f'{m.grade_id}:{m.max_points:g}' for m in self.manual_pending)}")
-        lines += [f"restored: {t['grade_id']} ({t['problem']})" for t in self.tampered]
-        lines += [f"note: {note}" for note in self.notes]
+        lines += [printable(f"restored: {t['grade_id']} ({t['problem']})") for t in self.tampered]
+        lines += [printable(f"note: {note}") for note in self.notes]
         if self.suspicious:
             lines.append(f"suspicious: {', '.join(self.suspicious)} (for the instructor to look at)")
         return "\n".join(line.rstrip() for line in lines)
