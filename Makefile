@@ -2,6 +2,7 @@
 #   make course   set up, fill work/ (the student's own copies), then open JupyterLab there
 #                 (HEADLESS=1: no browser, print the URL; PORT=9000: another port)
 #   make test     set up, then lint (ruff), type-check (mypy) and run the whole test suite (pytest)
+#   make test-fast  while working: ruff and every test not marked slow (no kernel, no subprocess), under a minute
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
@@ -20,7 +21,7 @@ LABENV := JUPYTER_PATH=$(abspath $(VENV))/share/jupyter$(if $(JUPYTER_PATH),:$(J
 ROOT   := $(if $(filter 0,$(shell id -u)),--allow-root,)
 NBGRADER_SERVER := formgrader assignment_list course_list validate_assignment
 
-.PHONY: setup course work test clean
+.PHONY: setup course work test test-fast clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -55,6 +56,11 @@ test: setup
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
+
+# while working: ruff, then the library's and the grader's unit tests (no kernel, no subprocess), under a minute
+test-fast: setup
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -q -m "not slow"
 
 clean:
 	rm -rf $(VENV) build *.egg-info shared/*.egg-info

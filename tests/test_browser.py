@@ -28,6 +28,8 @@ from urllib.parse import unquote, urlencode
 
 import pytest
 
+pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
+
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
 GUIDED = "work/guided/01_handoff_vs_router.ipynb"  # four Mermaid diagrams, two raises-exception cells

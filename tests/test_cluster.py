@@ -32,6 +32,8 @@ from grader.batch import batch
 from grader.kernel import FIRST_UID, UID_SLOTS, sandbox_mode
 from grader.notebooks import dumps, read_notebook
 
+pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
+
 SOURCE = FIXTURES / "source.ipynb"
 
 

@@ -7,6 +7,8 @@ import pytest
 from grader.course_check import course_tasks, run_task
 from grader.execute import Limits
 
+pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
+
 ROOT = Path(__file__).resolve().parents[1]
 TASKS = course_tasks(ROOT)
 

@@ -16,6 +16,8 @@ from grader.generate import student_version
 from grader.metadata import grade_id, is_manual, is_solution, is_test
 from grader.notebooks import read_notebook
 
+pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # Known debt, to be paid by the second edition of lessons 01-04 (strict: fixing one fails the

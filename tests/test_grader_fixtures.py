@@ -12,6 +12,8 @@ import pytest
 from grader.batch import batch
 from grader.execute import Limits
 
+pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
+
 FIXTURES = Path(__file__).parent / "fixtures" / "grader"
 SUBMISSIONS = FIXTURES / "submissions"
 LIMITS = Limits(cell_timeout=3)

@@ -24,6 +24,8 @@ from grader.generate import student_version
 from grader.kernel import sandbox_mode
 from grader.notebooks import dumps, read_notebook
 
+pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
+
 FIXTURES = Path(__file__).parent / "fixtures" / "grader"
 SOURCE = FIXTURES / "source.ipynb"
 LIMITS = Limits(cell_timeout=5)
@@ -286,6 +288,7 @@ for _ in range(300):
 print("sent")'''
 nb = new_notebook(cells=[new_code_cell(code) for code in (flood, "x = input('?')", "print('still here')")])
 import grader.kernel, jupyter_client, zmq  # what the run imports, in the baseline
+
 with open("/proc/self/clear_refs", "w") as reset:
     reset.write("5")
 before = mib("VmRSS")

@@ -19,6 +19,8 @@ from grader.generate import TEXT_STUB, student_version
 from grader.notebooks import dumps
 from grader.report import feedback_html
 
+pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
+
 
 def _meta(gid, **flags):
     return {"nbgrader": {"grade": False, "solution": False, "locked": False, "grade_id": gid, "schema_version": 3,

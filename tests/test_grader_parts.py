@@ -17,6 +17,8 @@ from grader.generate import EditedStudentNotebook, InvalidSource, generate, stud
 from grader.metadata import metadata_problems
 from grader.notebooks import UnusableNotebook, dumps, read_notebook
 
+pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
+
 FIXTURES = Path(__file__).parent / "fixtures" / "grader"
 SOURCE = FIXTURES / "source.ipynb"
 

@@ -24,7 +24,9 @@ from grader.execute import Limits
 from grader.generate import student_version
 from grader.metadata import is_test
 from grader.notebooks import dumps, read_notebook
-from grader.testcells import CheckRuleError, problems, rewrite, rewrite_tests
+from grader.testcells import rewrite_tests
+
+pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "tests" / "fixtures" / "grader" / "source.ipynb"
@@ -74,6 +76,7 @@ RAISING_CHARGE = "def charge(price_cents):\n    raise ValueError('sin implementa
 IMPORT_PROXY = '''import builtins, types
 from IPython.display import publish_display_data
 from grader.values import encode
+
 _real_import = builtins.__import__
 _fake = types.ModuleType("grader")
 _fake.probe = types.SimpleNamespace(check=lambda index, *a, **k: publish_display_data(
@@ -263,100 +266,6 @@ def test_no_expected_value_of_a_lesson_is_anywhere_in_the_kernels_memory():
     report, printed = _scanned(source, needles + [control])
     assert report.score == 0  # the blank notebook computed no answer, so no actual value can match a needle
     assert printed.strip() == f"FOUND {[len(needles)]}", (printed, needles)
-
-
-def test_rewrite_keeps_every_line_and_drops_only_the_expected_side():
-    cell = ('"""t."""\nvalue = f(1)\nassert_same(value,\n            {"k": "secreto"},\n            "el valor")\n'
-            'before = dict(ORIGINAL)\ng(ORIGINAL)\nassert_same(ORIGINAL, before, "sin mutar")\n'
-            '### BEGIN HIDDEN TESTS\nassert_same(f(2), "oculto", "oculto")\n### END HIDDEN TESTS\n')
-    code = rewrite(cell)
-    assert "secreto" not in code.visible and "before" not in code.visible and "oculto" not in code.hidden
-    assert code.visible.split("\n")[1:3] == ["value = f(1)", '__import__("grader.probe").probe.check(0, value,']
-    assert len(code.visible.split("\n")) == 8 and code.hidden.split("\n")[9].startswith(
-        '__import__("grader.probe").probe.check(2, f(2))')
-    assert [(c.index, c.line, c.hidden) for c in code.checks] == [(0, 3, False), (1, 8, False), (2, 10, True)]
-    compile(code.visible, "<v>", "exec")
-    compile(code.hidden, "<h>", "exec")
-    reference = rewrite(cell, expected=True)
-    assert "secreto" in reference.visible and 'expected="oculto"' in reference.hidden
-
-
-@pytest.mark.parametrize("cell, problem", [
-    ('"""t."""\nassert f(1) == 2', "line 2: uses assert; every check is an assert_same call"),
-    ('"""t."""\nfor x in [1]:\n    assert_same(f(x), 2)', "line 3: assert_same is used other than as a statement"),
-    ('"""t."""\nx = f(1)', "holds no assert_same check"),
-    ('"""t."""\nassert_same(f(1), 2)\n### BEGIN HIDDEN TESTS\nassert_same(f(2), 3)\n### END HIDDEN TESTS\nprint(1)',
-     "has code after END HIDDEN TESTS"),
-    ('"""t."""\nassert_same(f(1), 2)\n### BEGIN HIDDEN TESTS\nx = f(2)\n### END HIDDEN TESTS',
-     "its hidden tests hold no assert_same check"),
-    ('"""t."""\nfor want in ["a"]:\n    pass\nassert_same(f(1), want)', "line 2: want is bound only to be an expected"),
-    ('"""t."""\nassert_same(f(1), *[2])', "line 2: a check is assert_same(actual, expected)"),
-])
-def test_a_test_cell_that_breaks_the_rule_is_refused_in_one_line(cell, problem):
-    with pytest.raises(CheckRuleError) as refused:
-        rewrite(cell)
-    assert str(refused.value).startswith(problem) and "\n" not in str(refused.value)
-
-
-def test_every_lesson_follows_the_rule():
-    found = [problem for path in sorted((ROOT / "solutions").glob("*.ipynb"))
-             for problem in problems(read_notebook(path))]
-    assert found == []
-
-
-def test_a_name_that_feeds_only_expected_values_never_reaches_the_kernel():
-    """Even bound in a cell of its own: the statement is dropped, line numbers kept."""
-    cell = '"""t."""\nEXPECTED = "valor-secreto"\nassert_same(f(1), EXPECTED)'
-    assert "valor-secreto" not in rewrite(cell).visible
-    assert rewrite(cell).visible.split("\n")[1] == "pass"
-    kept = rewrite(cell, keep=frozenset({"EXPECTED"}))  # another cell reads it as an input: it stays
-    assert "valor-secreto" in kept.visible
-
-
-def test_the_same_values_compare_as_assert_same_does():
-    from grader.asserts import assert_same
-    from grader.values import difference, encode
-    from handoffs import HandoffPackage
-
-    cases = [(3, 3), (3, 3.0), (True, 1), ([1, (2, "a")], [1, (2, "a")]), ([1, 2], [1, 2, 3]),
-             ({"a": 1}, {"a": 1, "b": 2}), ({"a": [1]}, {"a": [2]}), (float("nan"), float("nan")),
-             (0.1 + 0.2, 0.3), ({1, 2}, {2, 1}), (frozenset({1}), {1}), (None, None), (b"x", b"x"),
-             (RuntimeError, RuntimeError), (KeyError, RuntimeError), ("a", "b")]
-    for actual, expected in cases:
-        try:
-            assert_same(actual, expected, "valor")
-            inside = None
-        except AssertionError as error:
-            inside = str(error)
-        outside = difference(encode(actual), encode(expected), "valor")
-        assert (outside is None) == (inside is None), (actual, expected, inside, outside)
-        if inside is not None and not isinstance(expected, (set, frozenset)):
-            assert outside == inside, (actual, expected)
-    package = HandoffPackage("a", "b", "r", "t", {"x": 1})
-    assert difference(encode(package), encode(HandoffPackage("a", "b", "r", "t", {"x": 1}))) is None
-    assert difference(encode(package), encode(HandoffPackage("a", "c", "r", "t", {"x": 1}))) == \
-        "valor.receiver: se esperaba 'c', se obtuvo 'b'"
-    opaque = encode(lambda: 1)
-    assert difference(opaque, encode(1)) == "valor: no se puede comparar un valor de tipo function"
-    loop: list = []
-    loop.append(loop)
-    assert "niveles" in difference(encode(loop), encode([]))
-
-
-def test_a_forged_tree_is_a_difference_never_a_match():
-    from grader.values import difference, encode
-
-    expected = encode([1, 2])
-    for forged in ({"t": "list"}, {"t": "list", "items": "x"}, {"t": "list", "items": [{"t": "int"}]},
-                   [], "x", {"t": "list", "items": [], "extra": 1}, {"t": "dict", "pairs": [[{"t": "int", "v": 1}]]}):
-        assert difference(forged, expected) is not None, forged
-    deep: dict = {"t": "list", "items": []}
-    node = deep
-    for _ in range(5000):
-        inner: dict = {"t": "list", "items": []}
-        node["items"].append(inner)
-        node = inner
-    assert difference(deep, expected) is not None
 
 
 def test_the_reference_run_is_once_per_source(monkeypatch):

@@ -14,6 +14,7 @@ import sys
 import urllib.parse
 from pathlib import Path
 
+import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 from grader.api import grade_notebooks
@@ -23,10 +24,14 @@ from grader.generate import student_version
 from grader.kernel import run_folder, sweep_stale
 from grader.notebooks import MAX_DEPTH, dumps, read_notebook
 
+pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
+
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "tests" / "fixtures" / "grader" / "source.ipynb"
-RIGHT = {"quote_total": 'def quote_total(hours):\n    return reservo_tools.get_quote("Focus", "pro", hours)["price_cents"]',
-         "charge": "def charge(price_cents):\n    return price_cents // 2"}
+RIGHT = {
+    "quote_total": 'def quote_total(hours):\n    return reservo_tools.get_quote("Focus", "pro", hours)["price_cents"]',
+    "charge": "def charge(price_cents):\n    return price_cents // 2",
+}
 
 
 def answered(charge=RIGHT["charge"]):

@@ -4,6 +4,10 @@ import pathlib
 import subprocess
 import sys
 
+import pytest
+
+pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 

@@ -2,9 +2,13 @@
 
 from pathlib import Path
 
+import pytest
+
 from grader.batch import batch
 from grader.execute import Limits
 from grader.nbgrader_course import nbgrader_scores
+
+pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
 
 FIXTURES = Path(__file__).parent / "fixtures" / "grader"
 CASES = ("correct", "partial", "blank", "edited_tests", "always_equal")

@@ -24,6 +24,8 @@ from grader.execute import Limits, execute
 from grader.kernel import FIRST_UID, UID_SLOTS, Kernel, run_folder, sandbox_mode
 from grader.notebooks import dumps, read_notebook
 
+pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
+
 FIXTURES = Path(__file__).parent / "fixtures" / "grader"
 SOURCE = FIXTURES / "source.ipynb"
 CORRECT = FIXTURES / "submissions" / "correct.ipynb"

@@ -5,8 +5,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from grader.course import guided_notebooks, student_notebooks
 from grader.workspace import fill
+
+pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -19,6 +19,8 @@ from grader.execute import Limits
 from grader.metadata import grade_id, is_manual
 from grader.notebooks import read_notebook
 
+pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
+
 ROOT = Path(__file__).resolve().parents[1]
 CODE = re.compile(r"```python\n(.*?)```", re.DOTALL)
 
