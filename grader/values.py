@@ -9,17 +9,20 @@ difference, never a match.
 
 A node is a dict with ``t`` (the type: ``int``, ``list``, ``handoffs.package.HandoffPackage``)
 and one more key: ``v`` (None, a bool, an int or a str), ``f`` (a float's repr), ``b`` (bytes
-in hex), ``items``, ``pairs`` (a dict's keys and values), ``fields`` (an object's compared
-fields), ``class`` (a class, by name), ``member`` (an enum member's name) or ``error`` (why
-the value could not be encoded). Only the standard library (and ``grader.errors``) is imported:
+in hex), ``iso`` (a date, time or datetime), ``items``, ``pairs`` (a dict's keys and values),
+``fields`` (an object's compared fields), ``class`` (a class, by name), ``ref`` (a function
+defined at the top of a module, by name), ``member`` (an enum member's name) or ``error``
+(why the value could not be encoded). Only the standard library (and ``grader.errors``) is imported:
 this module loads in every kernel.
 """
 
 import dataclasses
+import datetime
 import enum
 import json
 import math
 import sys
+import types
 from typing import Any
 
 from .errors import GraderError
@@ -29,6 +32,8 @@ MAX_NODES = 50_000
 MAX_CHARS = 1_000_000
 SHOWN_CHARS = 300  # of a value quoted in a message
 PRIMITIVES = (type(None), bool, int, float, str, bytes, bytearray)
+MOMENTS = (datetime.datetime, datetime.date, datetime.time)  # datetime first: it is also a date
+FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType)
 Node = dict[str, Any]
 
 
@@ -73,6 +78,13 @@ class _Encoder:
             return {"t": name, "member": value.name}
         if isinstance(value, PRIMITIVES):
             return {"t": name, **self._primitive(value)}
+        if isinstance(value, MOMENTS):
+            self._count(32)
+            return {"t": name, "iso": value.isoformat()}
+        if isinstance(value, datetime.timedelta):
+            return self._fields(name, value, ["days", "seconds", "microseconds"], depth)
+        if isinstance(value, FUNCTIONS):
+            return {"t": name, "ref": self._reference(value)}
         if isinstance(value, (list, tuple)):
             self._count()
             return {"t": name, "items": [self.node(item, depth + 1) for item in value]}
@@ -93,6 +105,14 @@ class _Encoder:
             extra = getattr(value, "__pydantic_extra__", None) or {}
             return self._fields(name, value, list(type(value).model_fields) + list(extra), depth)
         raise Unencodable(f"no se puede comparar un valor de tipo {name}")
+
+    def _reference(self, function: Any) -> str:
+        """A function's module and qualified name: only one defined at the top of a module has one that names it."""
+        module, qualname = getattr(function, "__module__", None), getattr(function, "__qualname__", "")
+        if not isinstance(module, str) or not isinstance(qualname, str) or "<" in qualname:
+            raise Unencodable("no se puede comparar una función sin nombre (lambda o definida dentro de otra)")
+        self._count(len(module) + len(qualname))
+        return f"{module}.{qualname}"
 
     def _fields(self, name: str, value: Any, fields: list[str], depth: int) -> Node:
         self._count()
@@ -152,7 +172,7 @@ def _check(node: Any, depth: int) -> None:
     if keys == {"v"}:
         if not isinstance(node["v"], (type(None), bool, int, str)):
             raise Malformed
-    elif keys in ({"f"}, {"b"}, {"class"}, {"member"}, {"error"}):
+    elif keys in ({"f"}, {"b"}, {"iso"}, {"class"}, {"ref"}, {"member"}, {"error"}):
         if not isinstance(node[keys.pop()], str):
             raise Malformed
     elif keys == {"items"} and isinstance(node["items"], list):
@@ -201,6 +221,15 @@ def _describe(node: Node) -> str:
         return f"<{_short(kind)} que no se puede comparar>"
     if "class" in node:
         return f"<class '{node['class']}'>"
+    if "ref" in node:
+        return f"<function {node['ref']}>"
+    if "iso" in node:
+        moment = {"datetime.datetime": datetime.datetime, "datetime.date": datetime.date,
+                  "datetime.time": datetime.time}.get(kind)
+        try:
+            return repr(moment.fromisoformat(node["iso"])) if moment else f"{_short(kind)}({node['iso']!r})"
+        except ValueError as error:
+            raise Malformed from error
     if "member" in node:
         return f"{_short(kind)}.{node['member']}"
     if "f" in node:
