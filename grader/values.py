@@ -224,8 +224,8 @@ def _describe(node: Node) -> str:
     if "ref" in node:
         return f"<function {node['ref']}>"
     if "iso" in node:
-        moment = {"datetime.datetime": datetime.datetime, "datetime.date": datetime.date,
-                  "datetime.time": datetime.time}.get(kind)
+        moment: Any = {"datetime.datetime": datetime.datetime, "datetime.date": datetime.date,
+                       "datetime.time": datetime.time}.get(kind)
         try:
             return repr(moment.fromisoformat(node["iso"])) if moment else f"{_short(kind)}({node['iso']!r})"
         except ValueError as error:
