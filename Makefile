@@ -52,6 +52,11 @@ else
 	$(LABENV) $(BIN)/jupyter lab $(ROOT) $(LABDIR)
 endif
 
+ifeq ($(wildcard tests),)
+# a student release (grader release) has no test suite
+test test-fast:
+	@echo "a student release has no test suite; grade your work with: .venv/bin/grader grade FILE"
+else
 test: setup
 	$(BIN)/ruff check .
 	$(BIN)/mypy
@@ -61,6 +66,7 @@ test: setup
 test-fast: setup
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q -m "not slow"
+endif
 
 clean:
 	rm -rf $(VENV) build *.egg-info shared/*.egg-info

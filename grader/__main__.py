@@ -1,4 +1,4 @@
-"""The grader's command line: ``python -m grader generate | grade | batch | manual import | check``."""
+"""The grader's command line: ``python -m grader generate | grade | batch | manual import | release | check``."""
 
 import argparse
 import logging
@@ -37,18 +37,29 @@ def cmd_grade(args: argparse.Namespace) -> int:
     from .api import grade_notebooks
     from .course import course_root, match_source
     from .notebooks import read_notebook
+    from .release import is_release
     from .report import feedback_html
 
     submission = Path(args.submission)
-    solutions = Path(args.solutions) if args.solutions else course_root() / SOLUTIONS
+    released = is_release(course_root()) and not args.source and not args.solutions  # a student's self-check
+    solutions = Path(args.solutions) if args.solutions else course_root() / (STUDENT if released else SOLUTIONS)
     source = Path(args.source) if args.source else match_source(submission, solutions)
     report, feedback_nb = grade_notebooks(read_notebook(source), read_notebook(submission), limits=_limits(args),
-                                          names=(str(source), str(submission)))
+                                          names=(str(source), str(submission)), visible_only=released)
     print(report.table())
     if args.json:
         write_atomic(args.json, report.to_json())
     if args.feedback:
         write_atomic(args.feedback, feedback_html(report, feedback_nb))
+    return 0
+
+
+def cmd_release(args: argparse.Namespace) -> int:
+    from .course import course_root
+    from .release import release
+
+    out = release(Path(args.root) if args.root else course_root(), args.out)
+    print(f"wrote the student release to {out} (no solutions, no hidden tests; grade there on the visible tests)")
     return 0
 
 
@@ -141,6 +152,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("scores", help="CSV with the columns submission,grade_id,points")
     p.add_argument("--out", required=True, help="the batch's output folder (grades.csv and reports/)")
     p.set_defaults(run=cmd_manual_import)
+
+    p = sub.add_parser("release", help="write what students get: the course without solutions or hidden tests")
+    p.add_argument("--out", required=True, help="a new folder for the release")
+    p.add_argument("--root", help="the course checkout (default: the installed course)")
+    p.set_defaults(run=cmd_release)
 
     p = with_limits(sub.add_parser("check", help="the course's CI gate"))
     p.add_argument("lessons", nargs="*", help="lesson numbers or names (default: the whole course)")

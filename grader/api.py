@@ -18,7 +18,9 @@ from .reference import Reference, reference_for
 from .report import ManualResult, Report, TestResult, result_line
 from .scan import scan_cells
 from .testcells import KernelCode, rewrite_tests
-from .verdict import judge
+from .verdict import judge, parse_reports
+
+VISIBLE_ONLY_NOTE = "graded on the visible tests only (a student release has no solutions and no hidden tests)"
 
 
 class WrongLesson(UnusableNotebook):
@@ -42,6 +44,17 @@ def _results(source: NotebookNode, assembly: Assembly, runs: list[CellRun], code
             kind = "solution_errors" if gid and is_solution(cell) else "other_errors"
             report_parts[kind].append({"cell": run.index, "grade_id": gid, "error": run.summary})
     return report_parts
+
+
+def _reported_expected(assembly: Assembly, runs: list[CellRun]) -> Reference:
+    """A self-check's expected values: those the submission's own kernel reported beside each actual value."""
+    kinds = {index: gid for gid, index in assembly.positions.items()}
+    reference = Reference()
+    for run in runs:
+        if (gid := kinds.get(run.index)) is not None:
+            reports = parse_reports(run.reports) or []
+            reference.expected[gid] = {r.check: r.expected for r in reports if r.expected is not None}
+    return reference
 
 
 def _manual(source: NotebookNode, assembly: Assembly) -> list[ManualResult]:
@@ -77,29 +90,38 @@ def check_submission(source: NotebookNode, submission: NotebookNode, name: str) 
 
 def grade_notebooks(source: NotebookNode, submission: NotebookNode, *, limits: Limits = DEFAULT_LIMITS,
                     names: tuple[str, str] = ("source", "submission"), supply: KernelSupply | None = None,
-                    student: NotebookNode | None = None,
-                    reference: Reference | None = None) -> tuple[Report, NotebookNode]:
+                    student: NotebookNode | None = None, reference: Reference | None = None,
+                    visible_only: bool = False) -> tuple[Report, NotebookNode]:
     """Grade an in-memory submission against an in-memory source; returns (report, feedback notebook).
 
     ``student`` is the source's generated student version, and ``reference`` the expected values
     of its checks (``grader.reference``), when the caller already has them. The student's kernel
     receives each test cell without the expected side of its checks; every verdict is decided
     here. Every output and message is scrubbed of the hidden tests before it leaves this function.
+
+    ``visible_only`` is a student's self-check in a release (``grader.release``): the source is a
+    student notebook, there is no solution to run, and each check's expected side is evaluated in
+    the submission's own kernel, beside its actual side. Never use it to grade a class.
     """
     check_submission(source, submission, names[1])
     student = student if student is not None else student_version(source, names[0])
-    codes = rewrite_tests(source)
-    reference = reference if reference is not None else reference_for(source, student, limits, supply)
+    codes = rewrite_tests(source, expected=visible_only)
+    if not visible_only:
+        reference = reference if reference is not None else reference_for(source, student, limits, supply)
     assembly = assemble(source, submission, student)
     suspicious = scan_cells([c.source for c in assembly.notebook.cells
                              if c.cell_type == "code" and not is_protected(c)])
     tests = {assembly.positions[gid]: code for gid, code in codes.items() if gid in assembly.positions}
     runs = execute(assembly.notebook, limits, supply, tests)
+    if visible_only:
+        reference = _reported_expected(assembly, runs)
+    assert reference is not None
     scrub = Scrubber([c for c in source.cells if is_test(c)], [code.hidden for code in codes.values()])
     scrub.notebook(assembly.notebook)
     for run in runs:
         scrub.run(run)  # before any message is shortened or joined into one line
-    report = Report(submission=names[1], source=names[0], tampered=assembly.tampered, notes=assembly.notes,
+    notes = assembly.notes + ([VISIBLE_ONLY_NOTE] if visible_only else [])
+    report = Report(submission=names[1], source=names[0], tampered=assembly.tampered, notes=notes,
                     suspicious=suspicious, manual=_manual(source, assembly),
                     **_results(source, assembly, runs, codes, reference))
     return report, feedback_notebook(assembly, student, report)
