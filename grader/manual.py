@@ -16,6 +16,7 @@ from typing import Any
 from .batch import COLUMNS, manual_columns, write_csv
 from .errors import GraderError, MissingPath
 from .notebooks import write_atomic
+from .report import Report
 
 NEEDED = ("submission", "grade_id", "points")
 
@@ -74,11 +75,11 @@ def import_marks(scores: str | Path, out: str | Path) -> list[dict[str, str]]:
     changed: dict[str, dict[str, str]] = {}
     for (submission, gid), value in marks.items():
         path, saved = reports[submission]
-        for cell in saved["report"]["manual"]:
-            if cell["grade_id"] == gid:
-                cell.update(points=value, status="graded")
-        manual = saved["report"]["manual"]
-        saved["report"]["manual_pending"] = [m["grade_id"] for m in manual if m.get("points") is None]
+        report = Report.from_dict(saved["report"])
+        for cell in report.manual:
+            if cell.grade_id == gid:
+                cell.points = value
+        saved["report"] = report.to_dict()
         saved["row"].update(manual_columns(saved["report"]))
         changed[submission] = saved["row"]
     for row in rows:

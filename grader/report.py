@@ -112,6 +112,18 @@ class Report:
                     manual_pending=[m.grade_id for m in self.manual_pending])
         return data
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Report":
+        """The report ``to_dict`` gave (a saved report); the derived keys (score, statuses) are computed again."""
+        return cls(submission=data["submission"], source=data["source"],
+                   exercises=[TestResult(**{k: r[k] for k in ("grade_id", "points", "max_points", "status",
+                                                              "feedback")}) for r in data.get("exercises", [])],
+                   tampered=list(data.get("tampered", [])), notes=list(data.get("notes", [])),
+                   solution_errors=list(data.get("solution_errors", [])),
+                   other_errors=list(data.get("other_errors", [])), suspicious=list(data.get("suspicious", [])),
+                   manual=[ManualResult(m["grade_id"], m["max_points"], m.get("points"), m.get("answer", ""))
+                           for m in data.get("manual", [])])
+
     def to_json(self) -> str:
         """The report as stable, readable JSON text."""
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False, sort_keys=True) + "\n"

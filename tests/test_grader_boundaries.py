@@ -181,3 +181,18 @@ def _rebound(top, run):
         for sub in action.choices.values():
             sub.set_defaults(run=run)
     return top
+
+
+def test_a_report_round_trips_through_its_dict():
+    """Manual marks are merged on the dataclass (grader.manual), so a saved report must read back whole."""
+    from grader.report import ManualResult, Report, TestResult
+
+    report = Report("alice.ipynb", "s.ipynb", exercises=[TestResult("t1", 1, 1, "passed"),
+                                                         TestResult("t2", 0, 2, "failed", "AssertionError: x")],
+                    tampered=[{"grade_id": "t1", "problem": "edited"}], notes=["n"], suspicious=["frames"],
+                    manual=[ManualResult("essay", 3, answer="texto"), ManualResult("other", 2, 1.5)])
+    data = report.to_dict()
+    again = Report.from_dict(data)
+    assert again == report and again.to_dict() == data
+    again.manual[0].points = 2
+    assert again.to_dict()["manual_pending"] == [] and again.to_dict()["manual"][0]["status"] == "graded"
