@@ -200,8 +200,8 @@ def manual_columns(report: dict[str, Any]) -> dict[str, str]:
 def spreadsheet_safe(value: Any) -> str:
     """A CSV cell no spreadsheet reads as a formula (a leading =, +, -, @, tab or CR is escaped with ') and no
     terminal reads as a control sequence."""
-    text = printable(value)
-    return f"'{text}" if text.startswith(FORMULA_START) else text
+    text = str(value)
+    return printable(f"'{text}" if text.startswith(FORMULA_START) else text)
 
 
 def write_csv(rows: list[dict[str, str]], path: Path) -> None:

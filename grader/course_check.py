@@ -138,13 +138,19 @@ def run_task(kind: str, args: tuple[Path, ...], limits: Limits = DEFAULT_LIMITS)
         return [str(error)]
 
 
+def check_tasks(tasks: Sequence[Task], workers: int | None = None,
+                limits: Limits = DEFAULT_LIMITS) -> dict[Task, list[str]]:
+    """Run the given checks in parallel (one pool, warm kernels); each task's problems."""
+    found: dict[Task, list[str]] = {}
+    for index, result in run_tasks(run_task, [(*task, limits) for task in tasks], workers, limits):
+        if isinstance(result, BaseException):
+            raise result
+        found[tasks[index]] = result
+    return found
+
+
 def check_course(root: str | os.PathLike[str] = ".", workers: int | None = None, limits: Limits = DEFAULT_LIMITS,
                  lessons: Sequence[str] = ()) -> list[str]:
     """Run every check (or those of the given lessons) in parallel and return all problems, sorted."""
-    tasks = course_tasks(Path(root), list(lessons))
-    problems: list[str] = []
-    for _, result in run_tasks(run_task, [(*task, limits) for task in tasks], workers, limits):
-        if isinstance(result, BaseException):
-            raise result
-        problems += result
-    return sorted(problems)
+    found = check_tasks(course_tasks(Path(root), list(lessons)), workers, limits)
+    return sorted(problem for problems in found.values() for problem in problems)

@@ -125,14 +125,14 @@ class UidLease:
     """One sandbox uid, held by this process (an flock on its slot file) until ``release``."""
 
     def __init__(self) -> None:
-        first = _first_uid()
+        first = first_uid()
         locks = _locks()
         locks.mkdir(mode=0o700, exist_ok=True)
         info = locks.lstat()
         if info.st_uid != 0 or not locks.is_dir() or locks.is_symlink() or info.st_mode & 0o077:
             raise SandboxError(f"{locks} must be a folder of root's, mode 0700")
         for slot in range(UID_SLOTS):
-            fd = os.open(locks / f"{slot}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+            fd = os.open(locks / f"{first + slot}.lock", os.O_RDWR | os.O_CREAT, 0o600)  # by uid: ranges never share
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -154,7 +154,8 @@ class UidLease:
         return f"UidLease({self.uid})"
 
 
-def _first_uid() -> int:
+def first_uid() -> int:
+    """The first of this grader's ``UID_SLOTS`` sandbox uids (``GRADER_SANDBOX_UID`` moves the range)."""
     return int(os.environ.get("GRADER_SANDBOX_UID", FIRST_UID))
 
 
@@ -164,12 +165,12 @@ def _locks() -> Path:
 
 def sweep_orphans() -> None:
     """Kill what still runs as a sandbox uid no grader holds (its holder was killed before releasing it)."""
-    first, locks = _first_uid(), _locks()
+    first, locks = first_uid(), _locks()
     running = {uid for pid in os.listdir("/proc") if pid.isdigit()
                and (uid := _uid_of(pid)) is not None and first <= uid < first + UID_SLOTS}
     for uid in sorted(running):
         try:
-            fd = os.open(locks / f"{uid - first}.lock", os.O_RDWR)
+            fd = os.open(locks / f"{uid}.lock", os.O_RDWR)
         except FileNotFoundError:  # never leased on this machine: no grader holds it
             kill_processes_of(uid)
             continue

@@ -29,7 +29,7 @@ from test_grader_fixtures import FIXTURES, LIMITS, SUBMISSIONS, kernels
 
 from grader.__main__ import main
 from grader.batch import batch
-from grader.kernel import FIRST_UID, UID_SLOTS, sandbox_mode
+from grader.kernel import UID_SLOTS, first_uid, sandbox_mode
 from grader.notebooks import dumps, read_notebook
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
@@ -133,7 +133,7 @@ def test_a_submission_that_kills_every_worker_is_an_error_row_and_costs_no_other
     assert not (tmp_path / "out" / "reports" / "killer.json").exists()  # not cached: a re-run tries it again
     uid = int(re.search(r"uid (\d+) uid", (tmp_path / "out" / "feedback" / "honest_2.html").read_text()).group(1))
     if sandbox_mode() == "full":  # as root: the kernel ran on a Dask worker as a sandbox uid, as in the local pool
-        assert FIRST_UID <= uid < FIRST_UID + UID_SLOTS
+        assert first_uid() <= uid < first_uid() + UID_SLOTS
     else:
         assert uid == os.getuid()
 

@@ -3,18 +3,20 @@
 Each test cell belongs to the exercise whose grade_id follows its ``test_`` prefix
 (``test_quote_context_pairs`` belongs to ``quote_context``). The test grades each solution
 with one exercise put back to the student's stub: only that exercise's tests may lose points.
+Every case is graded in one batch (module fixture).
 """
 
 import copy
+import json
 from pathlib import Path
 
 import pytest
 
-from grader.api import grade_notebooks
+from grader.batch import batch
 from grader.execute import Limits
 from grader.generate import student_version
 from grader.metadata import grade_id, is_manual, is_solution, is_test
-from grader.notebooks import read_notebook
+from grader.notebooks import dumps, read_notebook
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
 
@@ -57,14 +59,27 @@ def test_every_test_cell_belongs_to_one_exercise(path):
     assert not orphans, f"{path.name}: test cells {orphans} name no exercise after test_"
 
 
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """Each solution with one exercise put back to its stub, graded in one batch; the reports by name."""
+    subs, out = tmp_path_factory.mktemp("undone") / "subs", tmp_path_factory.mktemp("undone") / "out"
+    subs.mkdir()
+    for param in cases():
+        path, exercise = param.values
+        source = read_notebook(path)
+        stubs = {grade_id(c): c.source for c in student_version(source, str(path)).cells if grade_id(c)}
+        submission = copy.deepcopy(source)
+        next(c for c in submission.cells if grade_id(c) == exercise).source = stubs[exercise]
+        (subs / f"{path.stem}__{exercise}.ipynb").write_text(dumps(submission), encoding="utf-8")
+    rows = batch(subs, ROOT / "solutions", out, workers=2, limits=Limits(cell_timeout=20), progress=False)
+    assert all(row["status"] == "graded" for row in rows), [row for row in rows if row["status"] != "graded"]
+    return {p.stem: json.loads(p.read_text(encoding="utf-8"))["report"] for p in (out / "reports").glob("*.json")}
+
+
 @pytest.mark.parametrize("path, exercise", cases())
-def test_an_undone_exercise_costs_only_its_own_points(path, exercise):
-    source = read_notebook(path)
-    stubs = {grade_id(c): c.source for c in student_version(source, str(path)).cells if grade_id(c)}
-    submission = copy.deepcopy(source)
-    next(c for c in submission.cells if grade_id(c) == exercise).source = stubs[exercise]
-    report, _ = grade_notebooks(source, submission, limits=Limits(cell_timeout=20))
-    exercises = [grade_id(c) for c in source.cells if is_solution(c)]
-    lost = [r.grade_id for r in report.exercises
-            if r.points < r.max_points and owner(r.grade_id, exercises) != exercise]
+def test_an_undone_exercise_costs_only_its_own_points(path, exercise, graded):
+    report = graded[f"{path.stem}__{exercise}"]
+    exercises = [grade_id(c) for c in read_notebook(path).cells if is_solution(c)]
+    lost = [r["grade_id"] for r in report["exercises"]
+            if r["points"] < r["max_points"] and owner(r["grade_id"], exercises) != exercise]
     assert not lost, f"{path.name}: leaving {exercise} undone also costs {lost}: give each test its own inputs"

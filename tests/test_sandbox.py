@@ -21,7 +21,7 @@ import pytest
 from grader import kernel as kernel_module
 from grader.batch import batch
 from grader.execute import Limits, execute
-from grader.kernel import FIRST_UID, UID_SLOTS, Kernel, run_folder, sandbox_mode
+from grader.kernel import UID_SLOTS, Kernel, first_uid, run_folder, sandbox_mode
 from grader.notebooks import dumps, read_notebook
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
@@ -73,7 +73,7 @@ def sandbox_processes():
             continue
         if status and "\nState:\tZ" not in status:
             uid = int(status.split("\nUid:\t", 1)[1].split()[0])
-            if FIRST_UID <= uid < FIRST_UID + UID_SLOTS:
+            if first_uid() <= uid < first_uid() + UID_SLOTS:
                 found.append(int(proc.name))
     return found
 
@@ -94,7 +94,7 @@ def test_kernel_runs_as_its_own_unprivileged_uid_in_its_own_session():
     statuses, texts = run("import os\nprint(os.getuid(), os.getgid(), os.getgroups(), os.getsid(0) == os.getpid())")
     uid, gid, groups, leader = texts[0].split(maxsplit=3)
     assert statuses == ["ok"]
-    assert FIRST_UID <= int(uid) < FIRST_UID + UID_SLOTS and gid == uid
+    assert first_uid() <= int(uid) < first_uid() + UID_SLOTS and gid == uid
     assert groups.strip() == "[]" and leader.strip() == "True"
 
 
@@ -306,7 +306,7 @@ def test_a_process_of_a_uid_no_grader_holds_is_swept():
     """What a worker killed mid-task leaves (its uid's lock died with it) is killed at the end of the batch."""
     from grader.kernel import sweep_orphans
 
-    uid = FIRST_UID + UID_SLOTS - 1
+    uid = first_uid() + UID_SLOTS - 1
     orphan = subprocess.Popen(["sleep", "60"], user=uid, group=uid,
                               start_new_session=True)
     try:

@@ -87,7 +87,9 @@ def test_the_same_values_compare_as_assert_same_does():
     assert difference(encode(package), encode(HandoffPackage("a", "b", "r", "t", {"x": 1}))) is None
     assert difference(encode(package), encode(HandoffPackage("a", "c", "r", "t", {"x": 1}))) == \
         "valor.receiver: se esperaba 'c', se obtuvo 'b'"
-    assert difference(encode(lambda: 1), encode(lambda: 2)) == "valor: no se puede comparar un valor de tipo function"
+    assert difference(encode(lambda: 1), encode(lambda: 2)) == \
+        "valor: no se puede comparar una función sin nombre (lambda o definida dentro de otra)"
+    assert difference(encode(object()), encode(object())) == "valor: no se puede comparar un valor de tipo object"
     assert difference(encode(lambda: 1), encode(1)) == "valor: se esperaba el tipo int, se obtuvo function"
     loop: list = []
     loop.append(loop)

@@ -4,20 +4,22 @@ A solution-only markdown cell with ``"wrong_answer_for": "<solution grade_id>"``
 metadata holds a wrong answer in its first ```python block. The test grades the correct
 notebook with that one solution cell replaced by the wrong answer, against the tests a
 student sees (hidden tests removed): it must score less, so the student gets that feedback
-while working, not only at grading time.
+while working, not only at grading time. Every wrong answer is graded in one batch (module
+fixture) against the lessons with their hidden tests cleared.
 """
 
-import copy
+import hashlib
+import json
 import re
 from pathlib import Path
 
 import pytest
 from nbgrader.preprocessors import ClearHiddenTests
 
-from grader.api import grade_notebooks
+from grader.batch import batch
 from grader.execute import Limits
 from grader.metadata import grade_id, is_manual
-from grader.notebooks import read_notebook
+from grader.notebooks import dumps, read_notebook
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
 
@@ -55,14 +57,37 @@ def test_every_exercise_has_two_wrong_answers():
             assert written.count(exercise) >= 2, f"{path.name}: {exercise} needs two written-down wrong answers"
 
 
+def _name(path, target, text):
+    return f"{path.stem}__{target}__{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """Every wrong answer, graded in one batch; its report's score and max score by name."""
+    root = tmp_path_factory.mktemp("wrong")
+    sources, subs, out = root / "sources", root / "subs", root / "out"
+    sources.mkdir()
+    subs.mkdir()
+    for param in WRONG:
+        path, target, text = param.values
+        visible = sources / path.name
+        if not visible.exists():
+            source, _ = ClearHiddenTests().preprocess(read_notebook(path), {})
+            visible.write_text(dumps(source), encoding="utf-8")
+        match = CODE.search(text)
+        if match:
+            submission = read_notebook(visible)
+            next(c for c in submission.cells if grade_id(c) == target).source = match.group(1)
+            (subs / f"{_name(path, target, text)}.ipynb").write_text(dumps(submission), encoding="utf-8")
+    rows = batch(subs, sources, out, workers=2, limits=Limits(cell_timeout=20), progress=False)
+    assert all(row["status"] == "graded" for row in rows), [row for row in rows if row["status"] != "graded"]
+    return {Path(p.name).stem: json.loads(p.read_text(encoding="utf-8"))["report"]
+            for p in (out / "reports").glob("*.json")}
+
+
 @pytest.mark.parametrize("path, target, text", WRONG)
-def test_wrong_answer_loses_points(path, target, text):
-    match = CODE.search(text)
-    assert match, f"{path.name}: the wrong answer for {target} has no ```python block"
-    source, _ = ClearHiddenTests().preprocess(read_notebook(path), {})
-    submission = copy.deepcopy(source)
-    cell = next(c for c in submission.cells if grade_id(c) == target)
-    cell.source = match.group(1)
-    report, _ = grade_notebooks(source, submission, limits=Limits(cell_timeout=20))
-    assert report.score < report.max_score, \
+def test_wrong_answer_loses_points(path, target, text, graded):
+    assert CODE.search(text), f"{path.name}: the wrong answer for {target} has no ```python block"
+    report = graded[_name(path, target, text)]
+    assert report["score"] < report["max_score"], \
         f"{path.name}: the wrong answer for {target} still earns full marks on the visible tests"
