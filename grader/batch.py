@@ -91,12 +91,8 @@ def _source(source_bytes: bytes, name: str) -> tuple[Any, Any]:
 def _grade(source_bytes: bytes, submission_nb: Callable[[], Any], limits: Limits,
            names: tuple[str, str], reference: Reference) -> tuple[Report, Any]:
     source, student = _source(source_bytes, names[0])
-    try:
-        return grade_notebooks(source, submission_nb(), limits=limits, names=names, supply=worker_supply(),
-                               student=student, reference=reference)
-    except (RuntimeError, TimeoutError):  # the kernel failed to start: once more, with a new one
-        return grade_notebooks(source, submission_nb(), limits=limits, names=names, supply=worker_supply(),
-                               student=student, reference=reference)
+    return grade_notebooks(source, submission_nb(), limits=limits, names=names, supply=worker_supply(),
+                           student=student, reference=reference)
 
 
 def _reference(path: Path, source_bytes: bytes, limits: Limits) -> str | GraderError:

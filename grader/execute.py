@@ -32,7 +32,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 from nbformat import NotebookNode
 
-from .kernel import MAX_MESSAGE, Kernel, KernelSupply
+from .kernel import MAX_MESSAGE, KernelSupply, start_kernel
 from .probe import MIME
 from .testcells import KernelCode
 
@@ -325,7 +325,7 @@ async def run_notebook(nb: NotebookNode, limits: Limits = DEFAULT_LIMITS, supply
     the notebook's own source of a test cell never reaches the kernel.
     """
     tests = tests or {}
-    kernel = await supply.take() if supply else await Kernel(limits.memory_bytes).start()
+    kernel = await supply.take() if supply else await start_kernel(limits.memory_bytes)
     replies: dict[int, Any] = {}
     client = CappedClient(
         nb, limits.output_bytes, km=kernel.km, timeout=limits.cell_timeout, allow_errors=True,

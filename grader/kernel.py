@@ -12,6 +12,7 @@ import asyncio
 import atexit
 import fcntl
 import functools
+import logging
 import multiprocessing.util
 import os
 import re
@@ -22,7 +23,6 @@ import tempfile
 import time
 import uuid
 from collections.abc import Coroutine
-from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -31,7 +31,6 @@ from jupyter_client.asynchronous.client import AsyncKernelClient
 from jupyter_client.connect import channel_socket_types
 from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import AsyncKernelManager
-from jupyter_client.provisioning import KernelProvisionerFactory
 from traitlets import Bool, Int, Type, Unicode
 
 from . import sandbox, zygote
@@ -49,10 +48,7 @@ MAX_SOCKETS_PATH = 100  # an IPC socket's path (sockets + "/k-1") must fit in 10
 CONTROL_QUEUE = 8  # unread control messages queued at most (each under MAX_MESSAGE)
 MAX_MESSAGE = 4 * 1024 ** 2  # bytes of one message part from a kernel; far above any output cap
 T = TypeVar("T")
-PROVISIONERS = {"grader-sandbox": "SandboxProvisioner", "grader-zygote": "ZygoteProvisioner"}
-for _name, _class in PROVISIONERS.items():  # jupyter_client's provisioner hook, without an install step
-    KernelProvisionerFactory.provisioners[_name] = EntryPoint(
-        name=_name, value=f"grader.provisioning:{_class}", group=KernelProvisionerFactory.GROUP_NAME)
+logger = logging.getLogger(__name__)
 
 
 def _libc_can_isolate() -> bool:
@@ -370,6 +366,16 @@ async def _discard(spare: "asyncio.Task[Kernel]") -> None:
     await kernel.stop()
 
 
+async def start_kernel(memory_limit: int) -> Kernel:
+    """A started kernel. The one place a failed start is tried once more: a zygote killed between two kernels
+    (a basic-mode kernel can kill it) is started again on the second try."""
+    try:
+        return await Kernel(memory_limit).start()
+    except (RuntimeError, TimeoutError, OSError):
+        logger.debug("a kernel failed to start; once more", exc_info=True)
+        return await Kernel(memory_limit).start()
+
+
 _worker_supply: "KernelSupply | None" = None
 
 
@@ -411,12 +417,12 @@ class KernelSupply:
         if spare is not None:
             try:
                 kernel = await spare
-            except (RuntimeError, TimeoutError):  # the spare failed to start: a fresh one
+            except (RuntimeError, TimeoutError, OSError):  # the spare failed to start: a fresh one
                 kernel = None
             if kernel is not None and not await kernel.km.is_alive():  # it died waiting (killed with its zygote)
                 await kernel.stop()
                 kernel = None
-        kernel = kernel or await Kernel(self.memory_limit).start()
+        kernel = kernel or await start_kernel(self.memory_limit)
         if self.warm:
             self.spare = asyncio.ensure_future(Kernel(self.memory_limit).start())
         return kernel

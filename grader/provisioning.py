@@ -88,8 +88,8 @@ class ZygoteProvisioner(SandboxProvisioner):
         argv = cmd[cmd.index("grader.sandbox") + 1:]
         try:
             pid = zygote().fork(argv)
-        except (OSError, RuntimeError, ValueError):  # a zygote killed between two kernels: once more
-            pid = zygote().fork(argv)
+        except (OSError, ValueError) as error:  # a zygote killed between two kernels; start_kernel tries again
+            raise SandboxError(f"the kernel zygote failed: {error}") from error
         self.process = ForkedProcess(pid)  # type: ignore[assignment]  # the Popen surface LocalProvisioner uses
         self.pid, self.pgid, self.cwd = pid, None, kwargs.get("cwd")
         return self.connection_info

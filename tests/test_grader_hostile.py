@@ -19,11 +19,11 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from grader.api import grade_notebooks
 from grader.batch import batch, spreadsheet_safe, write_csv
-from grader.report import printable
 from grader.execute import Limits, execute
 from grader.generate import student_version
 from grader.kernel import sandbox_mode
 from grader.notebooks import dumps, read_notebook
+from grader.report import printable
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
 

@@ -4,6 +4,7 @@ Every attack is small and bounded in time. Most need root (as CI runs): the kern
 as its own uid in its own namespaces; the last tests also cover the grader without them.
 """
 
+import asyncio
 import json
 import os
 import shutil
@@ -347,20 +348,29 @@ def test_a_killed_worker_costs_only_its_own_submission(tmp_path, basic_sandbox):
     assert rows["killer"]["status"] == "error" and "BrokenProcessPool" in rows["killer"]["error"]
 
 
-def test_a_kernel_that_fails_to_start_is_retried_once(tmp_path, monkeypatch):
-    real_start, failed = Kernel.start, []
+def test_a_kernel_that_fails_to_start_is_retried_once_in_one_place(monkeypatch):
+    """start_kernel is the one retry site: the supply, a batch and a single grade all start kernels through it."""
+    from grader.kernel import start_kernel
 
-    async def fails_once(self):
-        if not failed:
-            failed.append(self)
+    real_start, attempts = Kernel.start, []
+
+    async def fails(self, times):
+        attempts.append(self)
+        if len(attempts) <= times:
             raise RuntimeError("Kernel died before replying to kernel_info")
         return await real_start(self)
 
-    monkeypatch.setattr(Kernel, "start", fails_once)
-    subs = tmp_path / "subs"
-    hostile(subs, "first")
-    rows = batch(subs, SOURCE, tmp_path / "out", workers=1, limits=LIMITS, progress=False)
-    assert [(r["status"], r["score"]) for r in rows] == [("graded", "5")]
+    async def started(times):
+        monkeypatch.setattr(Kernel, "start", lambda self: fails(self, times))
+        kernel = await start_kernel(LIMITS.memory_bytes)
+        await kernel.stop()
+        return len(attempts)
+
+    assert asyncio.run(started(1)) == 2
+    attempts.clear()
+    with pytest.raises(RuntimeError, match="before replying"):
+        asyncio.run(started(2))
+    assert len(attempts) == 2
 
 
 def test_every_input_is_read_before_any_student_code_runs(tmp_path, basic_sandbox):
