@@ -30,7 +30,7 @@ from grader.assemble import assemble
 from grader.batch import batch
 from grader.execute import Limits
 from grader.generate import student_version
-from grader.kernel import sandbox_mode
+from grader.kernels.mode import sandbox_mode
 from grader.metadata import grade_id, is_test, points
 from grader.nbgrader_course import nbgrader_scores
 from grader.notebooks import dumps, read_notebook

@@ -11,7 +11,7 @@ from .course import graded_ids
 from .execute import DEFAULT_LIMITS, CellRun, Limits, execute
 from .generate import student_version
 from .hidden import Scrubber
-from .kernel import KernelSupply
+from .kernels.supply import KernelSupply
 from .metadata import grade_id, is_manual, is_protected, is_solution, is_test, points, type_problems
 from .notebooks import UnusableNotebook, read_notebook
 from .reference import Reference, reference_for

@@ -25,13 +25,13 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from . import zygote
 from .api import WrongLesson, grade_notebooks
 from .course import match_source
 from .errors import GraderError, MissingPath
 from .execute import Limits
 from .generate import student_version
-from .kernel import worker_supply
+from .kernels import zygote
+from .kernels.supply import worker_supply
 from .notebooks import parse_notebook, read_bytes, write_atomic
 from .pool import run_on_cluster, run_tasks
 from .reference import Reference, grader_digest, reference_for

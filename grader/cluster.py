@@ -22,7 +22,8 @@ from distributed.comm.addressing import parse_address, parse_host_port
 
 from .errors import ClusterError
 from .execute import Limits
-from .kernel import start_worker_supply, stop_worker_supply, sweep_orphans
+from .kernels.supply import start_worker_supply, stop_worker_supply
+from .kernels.uids import sweep_orphans
 
 R = TypeVar("R")
 CONNECT_TIMEOUT = 5.0  # seconds to reach a scheduler before the batch gives up

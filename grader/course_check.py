@@ -14,7 +14,7 @@ from .course import chosen, guided_notebooks, solution_notebooks, student_notebo
 from .errors import GraderError
 from .execute import DEFAULT_LIMITS, Limits, execute
 from .generate import stamped, student_version
-from .kernel import worker_supply
+from .kernels.supply import worker_supply
 from .metadata import metadata_problems, tags
 from .notebooks import dumps, read_notebook, tidy, write_atomic
 from .pool import run_tasks

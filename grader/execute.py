@@ -32,7 +32,9 @@ from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 from nbformat import NotebookNode
 
-from .kernel import MAX_MESSAGE, KernelSupply, start_kernel
+from .kernels.channels import MAX_MESSAGE
+from .kernels.kernel import start_kernel
+from .kernels.supply import KernelSupply
 from .probe import MIME
 from .testcells import KernelCode
 

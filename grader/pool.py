@@ -15,7 +15,8 @@ from typing import Any, TypeVar
 
 from .errors import ClusterError
 from .execute import Limits
-from .kernel import start_worker_supply, sweep_orphans
+from .kernels.supply import start_worker_supply
+from .kernels.uids import sweep_orphans
 
 R = TypeVar("R")
 

@@ -18,7 +18,7 @@ from nbformat import NotebookNode
 
 from .assemble import assemble
 from .execute import DEFAULT_LIMITS, Limits, execute
-from .kernel import KernelSupply
+from .kernels.supply import KernelSupply
 from .metadata import is_test
 from .notebooks import dumps
 from .testcells import rewrite_tests

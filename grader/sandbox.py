@@ -3,7 +3,7 @@
 As root ("full" mode) three processes stand between the grader and student code:
 
 * the launcher (root, the process jupyter_client manages: a fresh ``python -m grader.sandbox``,
-  or a child of the grader's zygote, see ``grader.zygote``): dies with its parent
+  or a child of the grader's zygote, see ``grader.kernels.zygote``): dies with its parent
   (``PR_SET_PDEATHSIG``), forwards interrupts, and forks
 * the init (root, pid 1 of new pid, network, mount, IPC and UTS namespaces): dies with the
   launcher, builds a root folder that holds only what the kernel must read (the system,

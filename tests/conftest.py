@@ -4,7 +4,7 @@ import pytest
 from hypothesis import settings
 
 import reservo_tools
-from grader.kernel import FIRST_UID, UID_SLOTS
+from grader.kernels.uids import FIRST_UID, UID_SLOTS
 
 # This test session's own range of sandbox uids, inherited by every worker, Dask worker and kernel
 # it starts: the tests that count or sweep sandbox processes see only their own, and never touch

@@ -29,7 +29,8 @@ from test_grader_fixtures import FIXTURES, LIMITS, SUBMISSIONS, kernels
 
 from grader.__main__ import main
 from grader.batch import batch
-from grader.kernel import UID_SLOTS, first_uid, sandbox_mode
+from grader.kernels.mode import sandbox_mode
+from grader.kernels.uids import UID_SLOTS, first_uid
 from grader.notebooks import dumps, read_notebook
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast

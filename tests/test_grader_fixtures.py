@@ -51,7 +51,7 @@ def kernels():
         except OSError:
             continue
         if sys.prefix.encode() in cmdline and any(
-                marker in cmdline for marker in (b"ipykernel_launcher", b"grader.sandbox", b"grader.zygote")):
+                marker in cmdline for marker in (b"ipykernel_launcher", b"grader.sandbox", b"grader.kernels.zygote")):
             found.append(proc.name)
     return set(found)
 

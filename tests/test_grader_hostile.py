@@ -21,7 +21,7 @@ from grader.api import grade_notebooks
 from grader.batch import batch, spreadsheet_safe, write_csv
 from grader.execute import Limits, execute
 from grader.generate import student_version
-from grader.kernel import sandbox_mode
+from grader.kernels.mode import sandbox_mode
 from grader.notebooks import dumps, read_notebook
 from grader.report import printable
 
@@ -251,7 +251,7 @@ def mib(field):
 cells = ["print('x' * 200_000_000)", "print('still here')", "raise ValueError('y' * 100_000_000)",
          "x = 'z' * 150_000_000\\nx", "print('after')"]
 nb = new_notebook(cells=[new_code_cell(code) for code in cells])
-import grader.kernel, jupyter_client, zmq  # what the run imports, in the baseline
+import grader.kernels.kernel, jupyter_client, zmq  # what the run imports, in the baseline
 with open("/proc/self/clear_refs", "w") as reset:  # the peak (VmHWM) starts again from here
     reset.write("5")
 before = mib("VmRSS")
@@ -288,7 +288,7 @@ for _ in range(300):
                    parent=k.get_parent("shell"), ident=k._parent_ident["shell"])
 print("sent")'''
 nb = new_notebook(cells=[new_code_cell(code) for code in (flood, "x = input('?')", "print('still here')")])
-import grader.kernel, jupyter_client, zmq  # what the run imports, in the baseline
+import grader.kernels.kernel, jupyter_client, zmq  # what the run imports, in the baseline
 
 with open("/proc/self/clear_refs", "w") as reset:
     reset.write("5")
@@ -531,7 +531,7 @@ def test_a_socket_reconnects_as_often_as_a_kernel_floods_it():
     """Each refused message costs a new socket; pyzmq's default monitor address (the fd) once collided."""
     import asyncio
 
-    from grader.kernel import Kernel
+    from grader.kernels.kernel import Kernel
 
     async def reconnect_many() -> str:
         kernel = await Kernel(2 * 1024 ** 3).start()

@@ -21,7 +21,7 @@ from grader.api import grade_notebooks
 from grader.cleanup import remove_tree
 from grader.execute import Limits, execute
 from grader.generate import student_version
-from grader.kernel import run_folder, sweep_stale
+from grader.kernels.folders import run_folder, sweep_stale
 from grader.notebooks import MAX_DEPTH, dumps, read_notebook
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast

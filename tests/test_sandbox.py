@@ -22,7 +22,10 @@ import pytest
 from grader import kernel as kernel_module
 from grader.batch import batch
 from grader.execute import Limits, execute
-from grader.kernel import UID_SLOTS, Kernel, first_uid, run_folder, sandbox_mode
+from grader.kernels.folders import run_folder
+from grader.kernels.kernel import Kernel
+from grader.kernels.mode import sandbox_mode
+from grader.kernels.uids import UID_SLOTS, first_uid
 from grader.notebooks import dumps, read_notebook
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
@@ -166,7 +169,7 @@ def test_kernel_reaches_nothing_outside_its_own_folder(tmp_path):
 
 
 def test_kernel_holds_no_descriptor_of_the_grader_or_the_zygote():
-    from grader.zygote import zygote
+    from grader.kernels.zygote import zygote
 
     zygote_pid = zygote().process.pid
     channel = os.readlink(f"/proc/{zygote_pid}/fd/{zygote().process.args[-1]}")
@@ -305,7 +308,7 @@ def test_batch_gives_every_submission_its_honest_row_despite_attacks(tmp_path):
 @full
 def test_a_process_of_a_uid_no_grader_holds_is_swept():
     """What a worker killed mid-task leaves (its uid's lock died with it) is killed at the end of the batch."""
-    from grader.kernel import sweep_orphans
+    from grader.kernels.uids import sweep_orphans
 
     uid = first_uid() + UID_SLOTS - 1
     orphan = subprocess.Popen(["sleep", "60"], user=uid, group=uid,
@@ -333,7 +336,7 @@ KILL_WORKER = (  # without root nothing stops a kernel from finding its batch wo
     "import os\n"
     "def parent(pid):\n    return int(open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()[1])\n"
     "worker = os.getppid()\n"
-    "while b'grader.zygote' in open(f'/proc/{worker}/cmdline', 'rb').read():\n    worker = parent(worker)\n"
+    "while b'grader.kernels.zygote' in open(f'/proc/{worker}/cmdline', 'rb').read():\n    worker = parent(worker)\n"
     "os.kill(worker, 9)")
 
 
@@ -350,7 +353,7 @@ def test_a_killed_worker_costs_only_its_own_submission(tmp_path, basic_sandbox):
 
 def test_a_kernel_that_fails_to_start_is_retried_once_in_one_place(monkeypatch):
     """start_kernel is the one retry site: the supply, a batch and a single grade all start kernels through it."""
-    from grader.kernel import start_kernel
+    from grader.kernels.kernel import start_kernel
 
     real_start, attempts = Kernel.start, []
 

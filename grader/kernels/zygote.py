@@ -3,7 +3,7 @@
 Starting a kernel is mostly starting Python and importing; the zygote does that once and
 then forks one kernel per submission. Each child goes through the same sandbox as an exec'd
 launcher (``grader.sandbox.launch``), then becomes an ipykernel in place instead of exec'ing
-one. jupyter_client drives it through ``grader.provisioning.ZygoteProvisioner``.
+one. jupyter_client drives it through ``grader.kernels.provisioning.ZygoteProvisioner``.
 
 The zygote never runs student code: it runs as the grader, imports, forks and reaps. It dies
 with the grader process that started it, and a child it forked dies with it.
@@ -20,8 +20,9 @@ import subprocess
 import sys
 from types import FrameType
 
-from . import sandbox
-from .errors import SandboxError
+from .. import sandbox
+from ..errors import SandboxError
+from .folders import run_folder
 
 PRELOAD = ("ipykernel.kernelapp", "ipykernel.ipkernel", "ipykernel.zmqshell", "ipykernel.debugger", "IPython",
            "IPython.core.debugger", "handoffs", "reservo_tools", "grader")
@@ -91,7 +92,7 @@ class Zygote:
         ours, theirs = socket.socketpair()
         env = {**sandbox.KERNEL_ENV, "HOME": home}  # what the preloaded modules see: the kernels' environment
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "grader.zygote", str(os.getpid()), str(theirs.fileno())],
+            [sys.executable, "-m", "grader.kernels.zygote", str(os.getpid()), str(theirs.fileno())],
             pass_fds=[theirs.fileno()], env=env, cwd=home, start_new_session=True,
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         theirs.close()
@@ -125,8 +126,6 @@ _zygotes: dict[int, Zygote] = {}
 def zygote() -> Zygote:
     """This process's zygote, started (or restarted) on demand, stopped when the process exits."""
     import multiprocessing.util
-
-    from .kernel import run_folder
 
     pid = os.getpid()
     if pid not in _zygotes or not _zygotes[pid].alive():

@@ -4,7 +4,7 @@
 each launch (a restart too) waits until the kernel has bound its IPC sockets, then takes their
 folder back from the kernel's uid: the kernel keeps listening on them but can no longer replace
 one with a link to another socket on the machine, which the grader (root) would then connect to.
-``ZygoteProvisioner`` forks the launcher from this process's zygote instead (``grader.zygote``).
+``ZygoteProvisioner`` forks the launcher from this process's zygote instead (``grader.kernels.zygote``).
 """
 
 import asyncio
@@ -17,7 +17,7 @@ from typing import Any
 from jupyter_client.connect import KernelConnectionInfo
 from jupyter_client.provisioning import LocalProvisioner
 
-from .errors import KernelStartTimeout, SandboxError
+from ..errors import KernelStartTimeout, SandboxError
 from .zygote import zygote
 
 STARTUP_TIMEOUT = 60.0

@@ -1,0 +1,65 @@
+"""The grader's side of a kernel's channels: only shell and iopub, each refusing any message part over 4 MiB."""
+
+import uuid
+from typing import Any
+
+import zmq
+from jupyter_client.asynchronous.client import AsyncKernelClient
+from jupyter_client.connect import channel_socket_types
+
+CONTROL_QUEUE = 8  # unread control messages queued at most (each under MAX_MESSAGE)
+MAX_MESSAGE = 4 * 1024 ** 2  # bytes of one message part from a kernel; far above any output cap
+
+
+class CappedKernelClient(AsyncKernelClient):
+    """A kernel client whose shell and iopub sockets refuse any message part over ``MAX_MESSAGE`` bytes.
+
+    ZeroMQ drops the connection before it reads such a part, so a kernel that prints 200 MB at
+    once costs the grader nothing. A dropped connection is not made again by ZeroMQ:
+    ``refused`` tells (from the socket's monitor) and ``reconnect`` makes a new one.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        self._monitors: dict[str, tuple[zmq.Socket[Any], zmq.Socket[Any]]] = {}  # channel: (monitor, its shadow)
+        super().__init__(**kwargs)
+
+    def _capped(self, channel: str, identity: bytes | None) -> zmq.Socket[Any]:
+        sock = self.context.socket(channel_socket_types[channel])
+        sock.linger = 1000
+        sock.maxmsgsize = MAX_MESSAGE  # set before connecting: libzmq copies it into the connection
+        if identity:
+            sock.identity = identity
+        # pyzmq names a monitor after the socket's fd, which a socket closed a moment ago may still hold
+        monitor = sock.get_monitor_socket(zmq.EVENT_DISCONNECTED, addr=f"inproc://grader-monitor.{uuid.uuid4().hex}")
+        self._close_monitor(channel)
+        self._monitors[channel] = (monitor, zmq.Socket.shadow(monitor))  # the shadow is polled without a loop
+        sock.connect(self._make_url(channel))
+        return sock
+
+    def _close_monitor(self, channel: str) -> None:
+        if channel in self._monitors:
+            self._monitors.pop(channel)[0].close(linger=0)
+
+    def connect_iopub(self, identity: bytes | None = None) -> zmq.Socket[Any]:
+        sock = self._capped("iopub", identity)
+        sock.setsockopt(zmq.SUBSCRIBE, b"")
+        return sock
+
+    def connect_shell(self, identity: bytes | None = None) -> zmq.Socket[Any]:
+        return self._capped("shell", identity)
+
+    def refused(self, channel: str) -> bool:
+        """Whether ``channel`` ("shell" or "iopub") lost its connection since it was made."""
+        watched = self._monitors.get(channel)
+        return watched is not None and bool(watched[1].poll(0))
+
+    def reconnect(self, channel: str) -> None:
+        """Replace ``channel``'s socket with a new connection; what the kernel sent meanwhile is lost."""
+        getattr(self, f"{channel}_channel").close()
+        setattr(self, f"_{channel}_channel", None)
+        getattr(self, f"{channel}_channel")  # the property connects a new socket
+
+    def stop_channels(self) -> None:
+        super().stop_channels()
+        for channel in list(self._monitors):
+            self._close_monitor(channel)

@@ -1,0 +1,130 @@
+"""One grading kernel: a fresh IPython kernel in a sandbox (``grader.sandbox``), over IPC sockets."""
+
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+
+import zmq
+from jupyter_client.asynchronous.client import AsyncKernelClient
+from jupyter_client.kernelspec import KernelSpec
+from jupyter_client.manager import AsyncKernelManager
+from traitlets import Bool, Int, Type, Unicode
+
+from ..cleanup import remove_tree
+from ..errors import GraderError
+from . import zygote
+from .channels import CONTROL_QUEUE, MAX_MESSAGE, CappedKernelClient
+from .folders import run_folder
+from .mode import sandbox_mode
+from .uids import UidLease
+
+MAX_SOCKETS_PATH = 100  # an IPC socket's path (sockets + "/k-1") must fit in 107 bytes
+logger = logging.getLogger(__name__)
+
+
+class SandboxedKernelManager(AsyncKernelManager):
+    """A kernel manager that starts the kernel through ``python -m grader.sandbox``; its own control socket is
+    capped like the client's sockets."""
+
+    memory_limit = Int(2 * 1024 ** 3, help="Address-space limit of the kernel, in bytes (0: none)")
+    mode = Unicode("basic", help="full: own uid and namespaces (root); basic: limits only")
+    uid = Int(0, help="The sandbox uid (full mode)")
+    box = Unicode(help="The kernel's own folder: its connection file and work folder")
+    root = Unicode(help="An empty folder the launcher builds the kernel's root on (full mode)")
+    sockets = Unicode(help="The folder of the kernel's IPC sockets")
+    forked = Bool(True, help="Fork the kernel from this process's zygote instead of starting a new Python")
+    client_factory = Type(CappedKernelClient, klass=AsyncKernelClient)
+
+    def _connect_control_socket(self) -> None:
+        """jupyter_client's control socket, with the cap on message size and a short queue of unread messages."""
+        if self._control_socket is None:
+            sock = self.context.socket(zmq.DEALER)
+            sock.linger, sock.maxmsgsize, sock.rcvhwm = 100, MAX_MESSAGE, CONTROL_QUEUE
+            sock.connect(self._make_url("control"))
+            self._control_socket = sock
+
+    @property
+    def kernel_spec(self) -> KernelSpec | None:
+        """The python3 kernel spec, naming the grader's provisioner (grader.kernels.provisioning)."""
+        spec = super().kernel_spec
+        if spec is not None:
+            name = "grader-zygote" if self.forked else "grader-sandbox"
+            spec.metadata = {**spec.metadata, "kernel_provisioner": {"provisioner_name": name}}
+        return spec
+
+    def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
+        command = super().format_kernel_cmd(extra_arguments)
+        return [sys.executable, "-m", "grader.sandbox", "--mode", self.mode, "--memory", str(self.memory_limit),
+                "--uid", str(self.uid), "--parent", str(os.getpid()), "--box", self.box, "--sockets", self.sockets,
+                "--workdir", os.path.join(self.box, "work"), "--root", self.root, "--", *command]
+
+
+class Kernel:
+    """One kernel process: its manager, its sandbox uid and the folders it owns."""
+
+    def __init__(self, memory_limit: int) -> None:
+        self.mode = sandbox_mode()
+        self.folder = tempfile.mkdtemp(prefix="k", dir=run_folder())
+        box, sockets, root = (os.path.join(self.folder, name) for name in ("b", "s", "r"))
+        if len(os.fsencode(sockets)) > MAX_SOCKETS_PATH:
+            remove_tree(self.folder)
+            raise GraderError(f"{sockets}: too long for IPC sockets; set GRADER_SANDBOX_DIR to a short path")
+        self.lease = UidLease() if self.mode == "full" else None
+        self.workdir = os.path.join(box, "work")
+        for path in (box, self.workdir, sockets, root):
+            os.mkdir(path, 0o700)
+        if self.lease is not None:
+            for path in (box, self.workdir):
+                os.chown(path, self.lease.uid, self.lease.uid)
+        self.km = SandboxedKernelManager(
+            kernel_name="python3", transport="ipc", ip=os.path.join(sockets, "k"), memory_limit=memory_limit,
+            connection_file=os.path.join(self.folder, "kernel.json"), mode=self.mode,
+            uid=self.lease.uid if self.lease else 0, box=box, sockets=sockets, root=root, forked=zygote.enabled())
+        self.kc: AsyncKernelClient | None = None
+
+    async def start(self, timeout: float = 60.0) -> "Kernel":
+        """Start the kernel and connect a client (``self.kc``) that has seen it answer.
+
+        The start returns once the kernel's sockets are bound (``grader.provisioning``), so the
+        client connects at once; connecting here means a spare kernel is ready to run cells when
+        it is taken. If the kernel cannot start, nothing of it is left (RuntimeError, TimeoutError).
+        """
+        try:
+            await self.km.start_kernel(cwd=self.workdir, extra_arguments=["--HistoryManager.hist_file=:memory:"],
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            self.kc = self.km.client()
+            # only shell and iopub, both capped: no stdin (input() then fails at once instead of waiting for an
+            # answer), no control or heartbeat socket a kernel could flood (interrupts and shutdowns go by signal)
+            self.kc.start_channels(stdin=False, hb=False, control=False)
+            await self.kc.wait_for_ready(timeout=timeout)
+        except BaseException:
+            await self.stop()
+            raise
+        return self
+
+    async def stop(self) -> None:
+        """Kill the kernel and everything it started, and remove its folders."""
+        try:
+            if self.kc is not None:
+                self.kc.stop_channels()
+            if self.km.has_kernel:
+                await self.km.shutdown_kernel(now=True)
+        finally:
+            if self.lease is not None:
+                self.lease.release()
+            remove_tree(self.folder)
+
+    def __repr__(self) -> str:
+        return f"Kernel({self.folder}, {self.mode}, alive={self.km.has_kernel})"
+
+
+async def start_kernel(memory_limit: int) -> Kernel:
+    """A started kernel. The one place a failed start is tried once more: a zygote killed between two kernels
+    (a basic-mode kernel can kill it) is started again on the second try."""
+    try:
+        return await Kernel(memory_limit).start()
+    except (RuntimeError, TimeoutError, OSError):
+        logger.debug("a kernel failed to start; once more", exc_info=True)
+        return await Kernel(memory_limit).start()
