@@ -19,9 +19,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader import kernel as kernel_module
 from grader.batch import batch
 from grader.execute import Limits, execute
+from grader.kernels import kernel as kernel_module
 from grader.kernels.folders import run_folder
 from grader.kernels.kernel import Kernel
 from grader.kernels.mode import sandbox_mode
