@@ -12,6 +12,7 @@ from .execute import DEFAULT_LIMITS, CellRun, Limits, execute
 from .generate import student_version
 from .hidden import Scrubber
 from .kernels.supply import KernelSupply
+from .messages import Message, Say, say
 from .metadata import grade_id, is_manual, is_protected, is_solution, is_test, points, type_problems
 from .notebooks import UnusableNotebook, read_notebook
 from .reference import Reference, reference_for
@@ -20,7 +21,7 @@ from .scan import scan_cells
 from .testcells import KernelCode, rewrite_tests
 from .verdict import judge, parse_reports
 
-VISIBLE_ONLY_NOTE = "graded on the visible tests only (a student release has no solutions and no hidden tests)"
+VISIBLE_ONLY_NOTE = say(Say.VISIBLE_ONLY).english()
 
 
 class WrongLesson(UnusableNotebook):
@@ -38,8 +39,9 @@ def _results(source: NotebookNode, assembly: Assembly, runs: list[CellRun], code
         if gid is not None and gid in test_cells:
             worth = points(test_cells[gid])
             status, feedback = judge(codes[gid], run, reference.expected.get(gid, {}))
-            report_parts["exercises"].append(TestResult(
-                gid, worth if status == "passed" else 0.0, worth, status, feedback))
+            message = feedback if isinstance(feedback, Message) else None
+            report_parts["exercises"].append(TestResult(gid, worth if status == "passed" else 0.0, worth, status,
+                                                        message.english() if message else str(feedback), message))
         elif not run.ok:
             kind = "solution_errors" if gid and is_solution(cell) else "other_errors"
             report_parts[kind].append({"cell": run.index, "grade_id": gid, "error": run.summary})

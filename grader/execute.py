@@ -35,13 +35,13 @@ from nbformat import NotebookNode
 from .kernels.channels import MAX_MESSAGE
 from .kernels.kernel import start_kernel
 from .kernels.supply import KernelSupply
+from .messages import Message, Say, say
 from .probe import MIME
 from .testcells import KernelCode
 
 logger = logging.getLogger(__name__)
 
 TIMEOUT_ENAME = "CellTimeout"
-REFUSED_ENAME = "OutputLimit"
 STDIN_ENAME = "StdinNotImplementedError"  # ipykernel's, for input() when the grader allows no input
 REFUSED_MIB = MAX_MESSAGE // 1024 ** 2
 SILENT_TIMEOUT = 10.0
@@ -73,6 +73,7 @@ class CellRun:
     ename: str = ""
     evalue: str = ""
     traceback: list[str] = field(default_factory=list, repr=False)
+    message: Message | None = None  # when the grader, not the kernel, says why the cell failed
     reports: list[Any] = field(default_factory=list, repr=False)  # a test part's check reports, untrusted data
     hidden: "CellRun | None" = None  # a test cell's hidden part, when it ran
 
@@ -85,6 +86,8 @@ class CellRun:
         """One line: exception type and message, or the limit that stopped the cell."""
         if self.status == "ok":
             return ""
+        if self.message is not None:
+            return self.message.english()
         text = f"{self.ename}: {self.evalue}" if self.evalue else self.ename
         return " ".join(text.split())[:300]
 
@@ -157,8 +160,14 @@ def _run_of(index: int, reply: dict[str, Any]) -> CellRun:
     traceback = [str(line)[:KEPT_CHARS] for line in (reply.get("traceback") or [])[-KEPT_FRAMES:]]
     ename, evalue = str(reply.get("ename") or "Error")[:200], str(reply.get("evalue") or "")[:KEPT_CHARS]
     if ename == STDIN_ENAME:
-        evalue = "input() cannot be answered while grading"
+        return _failed(index, "error", say(Say.STDIN))
     return CellRun(index, "error", ename, evalue, traceback)
+
+
+def _failed(index: int, status: str, message: Message) -> CellRun:
+    """A cell the grader marks failed, with its reason from the catalog (``grader.messages``)."""
+    ename, _, evalue = message.english().partition(": ")
+    return CellRun(index, status, ename, evalue, message=message)
 
 
 def _kc(client: NotebookClient) -> Any:
@@ -265,10 +274,9 @@ async def _run_cell(client: CappedClient, cell: NotebookNode, index: int, timeou
             client.reply_refused = False
             client.refused.add((index, client.part))
             await _heal(client)
-            return CellRun(index, "error", REFUSED_ENAME, f"the kernel sent a message over {REFUSED_MIB} MiB"), False
+            return _failed(index, "error", say(Say.REFUSED, mib=REFUSED_MIB)), False
         await _restart(client)
-        return CellRun(index, "died", "DeadKernelError",
-                       "the kernel died while running this cell; it was restarted"), True
+        return _failed(index, "died", say(Say.DIED)), True
     if await _heal(client):
         client.refused.add((index, client.part))
     reply = replies.pop(index, {}).get("content", {})
@@ -276,7 +284,7 @@ async def _run_cell(client: CappedClient, cell: NotebookNode, index: int, timeou
         restarted = not await _responsive(client, limits.interrupt_grace)
         if restarted:
             await _restart(client)
-        return CellRun(index, "timeout", TIMEOUT_ENAME, f"cell did not finish within {client.timeout} s"), restarted
+        return _failed(index, "timeout", say(Say.TIMEOUT, seconds=client.timeout)), restarted
     run = _run_of(index, reply)
     run.reports = client.reports
     return run, False
@@ -309,14 +317,14 @@ async def _run_test(client: CappedClient, cell: NotebookNode, index: int, code: 
 
 
 def _mark_truncated(client: CappedClient, nb: NotebookNode) -> None:
-    notes = {index: f"{dropped} characters over the limit"
+    """Say, in the student's language, where outputs were cut: the graded notebook is what the student reads."""
+    notes = {index: say(Say.TRUNCATED, chars=dropped)
              for (index, part), dropped in client.dropped.items() if part == "cell"}
     for index, part in client.refused:
         if part == "cell":
-            notes[index] = f"a message over {REFUSED_MIB} MiB was refused"
+            notes[index] = say(Say.TRUNCATED_MESSAGE, mib=REFUSED_MIB)
     for index, note in sorted(notes.items()):
-        nb.cells[index].outputs.append(nbformat.v4.new_output(
-            "stream", name="stdout", text=f"\n[output truncated: {note}]\n"))
+        nb.cells[index].outputs.append(nbformat.v4.new_output("stream", name="stdout", text=f"\n{note.spanish()}\n"))
 
 
 async def run_notebook(nb: NotebookNode, limits: Limits = DEFAULT_LIMITS, supply: KernelSupply | None = None,
@@ -345,8 +353,7 @@ async def run_notebook(nb: NotebookNode, limits: Limits = DEFAULT_LIMITS, supply
                     continue
                 left = deadline - monotonic()
                 if left <= 0:
-                    runs.append(CellRun(index, "not-run", "NotebookTimeout",
-                                        f"the notebook's time budget of {limits.notebook_timeout:g} s was spent"))
+                    runs.append(_failed(index, "not-run", say(Say.BUDGET, seconds=f"{limits.notebook_timeout:g}")))
                     continue
                 timeout = min(limits.cell_timeout, left)
                 if index in tests:

@@ -17,9 +17,10 @@ from typing import Any
 from nbformat import NotebookNode
 
 from .execute import CellRun
+from .messages import Say, say
 from .metadata import HIDDEN_BEGIN, HIDDEN_END
 
-MASK = "[hidden test]"
+MASK = say(Say.HIDDEN_MASK).spanish()  # the students read it: "[test oculto]"
 MIN_LINE = 12  # characters (stripped) a hidden line needs to be masked
 MIN_PARTIAL = 8  # characters of a hidden line at the very end of a truncated text
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")

@@ -14,6 +14,7 @@ import mistune
 from markupsafe import Markup
 from nbformat import NotebookNode
 
+from .messages import Message
 from .metadata import grade_id
 
 STATUS_MARK = {"passed": "✔", "failed": "✘", "timeout": "⏱", "died": "☠", "not-run": "…", "pending": "✎",
@@ -21,22 +22,6 @@ STATUS_MARK = {"passed": "✔", "failed": "✘", "timeout": "⏱", "died": "☠"
 STATUS_ES = {"passed": "superado", "failed": "fallido", "timeout": "tiempo agotado", "died": "el kernel murió",
              "not-run": "no ejecutado", "pending": "pendiente", "graded": "calificado"}
 """Each status as the student reads it on the feedback page (the table and the JSON keep the English word)."""
-GRADER_WORDS_ES = [(re.compile(english), spanish) for english, spanish in (
-    (r" in a hidden test$", " en un test oculto"),
-    (r"\[hidden test\]", "[test oculto]"),
-    (r"cell did not finish within (\S+) s", r"la celda no terminó en \1 s"),
-    (r"the kernel died while running this cell; it was restarted", "el kernel murió mientras corría esta celda; "
-                                                                    "se reinició"),
-    (r"the notebook's time budget of (\S+) s was spent", r"se agotó el tiempo total del notebook (\1 s)"),
-    (r"the kernel did not let the grader restore its state before this test",
-     "el kernel no dejó que el grader restaurara su estado antes de este test"),
-    (r"input\(\) cannot be answered while grading", "input() no puede recibir respuesta durante la calificación"),
-    (r"the kernel sent a message over (\d+) MiB", r"el kernel envió un mensaje de más de \1 MiB"),
-    (r"\[output truncated: (\d+) characters over the limit\]", r"[salida recortada: \1 caracteres sobre el límite]"),
-    (r"\[output truncated: a message over (\d+) MiB was refused\]",
-     r"[salida recortada: se rechazó un mensaje de más de \1 MiB]"),
-)]
-"""The grader's own messages (``grader.execute``, ``grader.hidden``, ``grader.api``) as the student reads them."""
 BY_HAND = "se califica a mano"
 
 
@@ -54,7 +39,8 @@ class TestResult:
     points: float
     max_points: float
     status: str  # passed | failed | timeout | died | not-run
-    feedback: str = ""
+    feedback: str = ""  # one line, in English when the grader wrote it (``message``)
+    message: Message | None = None  # the grader's own words, rendered in Spanish on the page
 
 
 @dataclass
@@ -116,8 +102,9 @@ class Report:
     def from_dict(cls, data: dict[str, Any]) -> "Report":
         """The report ``to_dict`` gave (a saved report); the derived keys (score, statuses) are computed again."""
         return cls(submission=data["submission"], source=data["source"],
-                   exercises=[TestResult(**{k: r[k] for k in ("grade_id", "points", "max_points", "status",
-                                                              "feedback")}) for r in data.get("exercises", [])],
+                   exercises=[TestResult(r["grade_id"], r["points"], r["max_points"], r["status"], r["feedback"],
+                                         Message.from_dict(r["message"]) if r.get("message") else None)
+                              for r in data.get("exercises", [])],
                    tampered=list(data.get("tampered", [])), notes=list(data.get("notes", [])),
                    solution_errors=list(data.get("solution_errors", [])),
                    other_errors=list(data.get("other_errors", [])), suspicious=list(data.get("suspicious", [])),
@@ -208,10 +195,10 @@ def _shown(image: str = "", markdown: Markup | None = None, css: str = "out", te
 def _output(output: dict[str, Any], budget: _Budget) -> dict[str, Any] | None:
     kind, data = output.get("output_type"), output.get("data", {})
     if kind == "stream":
-        return _shown(text=budget.take(spanish_feedback(_text(output.get("text", "")))))
+        return _shown(text=budget.take(_text(output.get("text", ""))))
     if kind == "error":
         error = f"{output.get('ename', '')}: {output.get('evalue', '')}"
-        return _shown(css="out err", text=budget.take(spanish_feedback(error)))
+        return _shown(css="out err", text=budget.take(error))
     png = _text(data.get("image/png", "-"))
     if BASE64.fullmatch(png) and len(png) <= budget.left:
         return _shown(image=budget.take(png))
@@ -237,17 +224,16 @@ def anchor(gid: str) -> str:
     return f"test-{gid}"
 
 
-def spanish_feedback(text: str) -> str:
-    """Text as the page shows it: the grader's own words in Spanish (what the student's code said is kept)."""
-    for english, spanish in GRADER_WORDS_ES:
-        text = english.sub(spanish, text)
-    return text
+def spanish_feedback(result: TestResult) -> str:
+    """A test's feedback as the page shows it: the grader's own words in Spanish, what the student's code said
+    as it was."""
+    return result.message.spanish() if result.message is not None else result.feedback
 
 
 def result_line(result: TestResult) -> str:
     """The line the page shows under a test cell: its status, points and feedback, in Spanish."""
     line = f"{STATUS_ES.get(result.status, result.status)} ({result.points:g}/{result.max_points:g})"
-    return line + (f": {spanish_feedback(result.feedback)}" if result.feedback else "")
+    return line + (f": {spanish_feedback(result)}" if result.feedback else "")
 
 
 def feedback_html(report: Report, notebook: NotebookNode) -> str:
@@ -262,7 +248,7 @@ def feedback_html(report: Report, notebook: NotebookNode) -> str:
     budget = _Budget(PAGE_CHARS)
     tests = {r.grade_id: r for r in report.exercises}
     rows = [{"grade_id": r.grade_id, "points": f"{r.points:g}/{r.max_points:g}", "mark": STATUS_MARK.get(r.status, ""),
-             "status": STATUS_ES.get(r.status, r.status), "feedback": spanish_feedback(r.feedback),
+             "status": STATUS_ES.get(r.status, r.status), "feedback": spanish_feedback(r),
              "anchor": anchor(r.grade_id), "failed": r.status != "passed"} for r in report.exercises]
     rows += [{"grade_id": m.grade_id, "points": m.shown_points(), "mark": STATUS_MARK.get(m.status, ""),
               "status": STATUS_ES.get(m.status, m.status), "feedback": BY_HAND, "anchor": "", "failed": False}

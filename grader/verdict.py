@@ -12,11 +12,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .execute import CellRun
+from .messages import Message, Say, say
 from .testcells import KernelCode
 from .values import Node, difference
 
 STATUS = {"ok": "passed", "error": "failed", "timeout": "timeout", "died": "died", "not-run": "not-run"}
-IN_HIDDEN = " in a hidden test"
 
 
 class CheckReport(BaseModel):
@@ -53,10 +53,11 @@ def _part(reports: list[Any], checks: list[int]) -> dict[int, CheckReport] | str
     return found
 
 
-def judge(code: KernelCode, run: CellRun, expected: dict[int, Node]) -> tuple[str, str]:
-    """(status, one-line feedback) of a test cell from its run and the expected value of each check."""
+def judge(code: KernelCode, run: CellRun, expected: dict[int, Node]) -> tuple[str, str | Message]:
+    """(status, feedback) of a test cell from its run and the expected value of each check: one line, or one of
+    the grader's own messages (``grader.messages``)."""
     if not run.ok:
-        return STATUS[run.status], run.summary
+        return STATUS[run.status], run.message or run.summary
     visible = [c.index for c in code.checks if not c.hidden]
     hidden = [c.index for c in code.checks if c.hidden]
     found = _part(run.reports, visible)
@@ -75,12 +76,12 @@ def judge(code: KernelCode, run: CellRun, expected: dict[int, Node]) -> tuple[st
     if not hidden:
         return "passed", ""
     if run.hidden is None:
-        return "failed", f"NotRun{IN_HIDDEN}"
+        return "failed", say(Say.IN_HIDDEN, ename="NotRun")
     if not run.hidden.ok:
-        return STATUS[run.hidden.status], f"{run.hidden.ename}{IN_HIDDEN}"
+        return STATUS[run.hidden.status], say(Say.IN_HIDDEN, ename=run.hidden.ename)
     found = _part(run.hidden.reports, hidden)
     if isinstance(found, str) or any(
             index not in found or index not in expected or difference(found[index].actual, expected[index]) is not None
             for index in hidden):
-        return "failed", f"AssertionError{IN_HIDDEN}"
+        return "failed", say(Say.IN_HIDDEN, ename="AssertionError")
     return "passed", ""

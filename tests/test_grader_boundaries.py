@@ -195,3 +195,19 @@ def test_a_report_round_trips_through_its_dict():
     assert again == report and again.to_dict() == data
     again.manual[0].points = 2
     assert again.to_dict()["manual_pending"] == [] and again.to_dict()["manual"][0]["status"] == "graded"
+
+
+def test_every_message_of_the_grader_is_written_in_both_languages_with_the_same_parameters():
+    import string
+
+    from grader.messages import CATALOG, Say
+
+    assert set(CATALOG) == set(Say)
+    for kind, (english, spanish) in CATALOG.items():
+        fields = [{name for _, name, _, _ in string.Formatter().parse(text) if name} for text in (english, spanish)]
+        assert fields[0] == fields[1], kind
+        assert english != spanish, kind
+    sources = {path.name: path.read_text(encoding="utf-8") for path in (ROOT / "grader").rglob("*.py")}
+    for english, _ in CATALOG.values():  # each text is written once, in the catalog
+        fixed = max(english.split("{"), key=len).split("}")[-1].strip(" :[]")
+        assert [name for name, text in sources.items() if fixed in text] == ["messages.py"], fixed

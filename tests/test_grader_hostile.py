@@ -171,7 +171,7 @@ def test_no_hidden_line_is_ever_written(graded, name):
     if name == "disk" and sandbox_mode() == "full":  # the source is not even in the kernel's view of the disk
         assert "FileNotFoundError" in text
     elif name == "disk":
-        assert "[hidden test]" in text  # the attack did print them; the scrubber masked them
+        assert "[test oculto]" in text  # the attack did print them; the scrubber masked them
 
 
 def test_hidden_lines_are_masked_however_they_are_quoted():
@@ -235,7 +235,7 @@ def test_a_flood_stays_within_the_cap_and_the_memory_stays_flat():
     assert [run.status for run in runs] == ["ok", "error", "ok", "ok", "ok", "ok", "ok"]
     for cell in nb.cells[:-1]:
         assert len(json.dumps(cell.outputs)) < 2 * limits.output_bytes
-        assert "[output truncated:" in cell.outputs[-1].get("text", "")
+        assert "[salida recortada:" in cell.outputs[-1].get("text", "")  # in the student's language
     assert nb.cells[-1].outputs[0]["text"] == "still here\n"
     assert grown_mib < 60, f"the grader kept {grown_mib:.0f} MiB"
 
@@ -268,7 +268,7 @@ def test_one_huge_message_is_refused_unread_and_the_next_cells_still_speak():
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout)
     assert result["runs"] == [["ok", ""], ["ok", ""], ["error", "OutputLimit"], ["ok", ""], ["ok", ""]]
-    refused = "\n[output truncated: a message over 4 MiB was refused]\n"
+    refused = "\n[salida recortada: se rechazó un mensaje de más de 4 MiB]\n"
     assert result["outputs"] == [[refused], ["still here\n"], [refused], [refused], ["after\n"]]
     # uncapped, the grader peaks near 600 MiB on the first cell alone
     assert result["grown"] < 60, f"the grader's memory peaked {result['grown']} MiB above its start"

@@ -330,9 +330,12 @@ def test_feedback_page_makes_failed_tests_stand_out_in_spanish():
 
     cells = [nbformat.v4.new_code_cell("x", metadata={"nbgrader": {"grade": True, "grade_id": gid, "points": 1}})
              for gid in ("t_hidden", "t_slow")]
+    from grader.messages import Say, say
+
+    hidden, slow = say(Say.IN_HIDDEN, ename="AssertionError"), say(Say.TIMEOUT, seconds=3)
     report = Report("bob.ipynb", "s.ipynb", exercises=[
-        TestResult("t_hidden", 0, 1, "failed", "AssertionError in a hidden test"),
-        TestResult("t_slow", 0, 1, "timeout", "CellTimeout: cell did not finish within 3 s")],
+        TestResult("t_hidden", 0, 1, "failed", hidden.english(), hidden),
+        TestResult("t_slow", 0, 1, "timeout", slow.english(), slow)],
         manual=[ManualResult("essay", 3)])
     page = feedback_html(report, nbformat.v4.new_notebook(cells=cells))
     assert "0 de 2 tests superados" in page and "AssertionError en un test oculto" in page
@@ -363,13 +366,19 @@ def test_notebook_budget_marks_the_rest_as_not_run():
 def test_the_feedback_page_says_the_graders_own_words_in_spanish():
     from grader.report import Report, TestResult, feedback_html
 
+    from grader.messages import Say, say
+
+    messages = {"t_slow": ("timeout", say(Say.TIMEOUT, seconds=3)), "t_dead": ("died", say(Say.DIED)),
+                "t_hidden": ("failed", say(Say.IN_HIDDEN, ename="AssertionError"))}
     report = Report("a.ipynb", "s.ipynb", exercises=[
-        TestResult("t_slow", 0, 1, "timeout", "CellTimeout: cell did not finish within 3 s"),
-        TestResult("t_dead", 0, 1, "died",
-                   "DeadKernelError: the kernel died while running this cell; it was restarted"),
-        TestResult("t_hidden", 0, 1, "failed", "AssertionError in a hidden test")])
+        TestResult(gid, 0, 1, status, message.english(), message) for gid, (status, message) in messages.items()])
+    assert [r.feedback for r in report.exercises] == [
+        "CellTimeout: cell did not finish within 3 s",
+        "DeadKernelError: the kernel died while running this cell; it was restarted",
+        "AssertionError in a hidden test"]  # the JSON, the CSV and the terminal: the instructor's English
+    assert Report.from_dict(report.to_dict()) == report
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(1)", outputs=[nbformat.v4.new_output(
-        "stream", name="stdout", text="\n[output truncated: 12 characters over the limit]\n")])])
+        "stream", name="stdout", text=f"\n{say(Say.TRUNCATED, chars=12).spanish()}\n")])])
     page = feedback_html(report, nb)
     for spanish in ("la celda no terminó en 3 s", "el kernel murió mientras corría esta celda; se reinició",
                     "AssertionError en un test oculto", "[salida recortada: 12 caracteres sobre el límite]",

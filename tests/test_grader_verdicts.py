@@ -203,7 +203,7 @@ def test_a_visible_failure_is_reported_as_visible_with_its_message():
     charge = next(e for e in report.exercises if e.grade_id == "test_charge")
     assert charge.feedback == "AssertionError: valor[0]: se esperaba 3000, se obtuvo 6000"
     outputs = json.dumps([c.get("outputs", []) for c in feedback.cells])
-    assert "[{'x': (1,)}]" in outputs and "[hidden test]" not in outputs
+    assert "[{'x': (1,)}]" in outputs and "[test oculto]" not in outputs
 
 
 def _needles(source):
