@@ -364,9 +364,8 @@ def test_notebook_budget_marks_the_rest_as_not_run():
 
 
 def test_the_feedback_page_says_the_graders_own_words_in_spanish():
-    from grader.report import Report, TestResult, feedback_html
-
     from grader.messages import Say, say
+    from grader.report import Report, TestResult, feedback_html
 
     messages = {"t_slow": ("timeout", say(Say.TIMEOUT, seconds=3)), "t_dead": ("died", say(Say.DIED)),
                 "t_hidden": ("failed", say(Say.IN_HIDDEN, ename="AssertionError"))}
