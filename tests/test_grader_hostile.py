@@ -15,6 +15,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from fixture_submissions import SOURCE, cell_of, submission
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from grader.api import grade_notebooks
@@ -28,28 +29,8 @@ from grader.report import printable
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
 
 FIXTURES = Path(__file__).parent / "fixtures" / "grader"
-SOURCE = FIXTURES / "source.ipynb"
 LIMITS = Limits(cell_timeout=5)
 HIDDEN = ("assert_same(quote_total(5), 10000)", "assert_same(charge(6400), 3200)", "BEGIN HIDDEN TESTS")
-RIGHT_QUOTE = 'def quote_total(hours):\n    return reservo_tools.get_quote("Focus", "pro", hours)["price_cents"]'
-WRONG_CHARGE = "def charge(price_cents):\n    return price_cents"
-
-
-def cell_of(nb, grade_id):
-    return next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
-
-
-def submission(attack="", charge=WRONG_CHARGE, after=None):
-    """The student version answered (quote_total right, charge as given), with attack code in the first answer.
-
-    ``after`` maps a grade_id to student code added right after that cell.
-    """
-    nb = student_version(read_notebook(SOURCE))
-    cell_of(nb, "quote_total").source = RIGHT_QUOTE + ("\n" + attack if attack else "")
-    cell_of(nb, "charge").source = charge
-    for grade_id, code in (after or {}).items():
-        nb.cells.insert(nb.cells.index(cell_of(nb, grade_id)) + 1, new_code_cell(code))
-    return nb
 
 
 # Point 1: fake a pass. Honest score of these answers: 3/5 (test_charge fails). Each attack must not raise it.

@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 
 import pytest
+from fixture_submissions import RIGHT_CHARGE, RIGHT_QUOTE, SOURCE, WRONG_CHARGE, cell_of, submission
 from nbformat.v4 import new_code_cell
 
 from grader.api import grade_notebooks
@@ -29,25 +30,8 @@ from grader.testcells import rewrite_tests
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCE = ROOT / "tests" / "fixtures" / "grader" / "source.ipynb"
 LIMITS = Limits(cell_timeout=10)
-RIGHT_QUOTE = 'def quote_total(hours):\n    return reservo_tools.get_quote("Focus", "pro", hours)["price_cents"]'
-WRONG_CHARGE = "def charge(price_cents):\n    return price_cents"
-RIGHT_CHARGE = "def charge(price_cents):\n    return price_cents // 2"
 HIDDEN_EXPECTED = ("3200", "10000")  # the hidden checks' expected values, in no input of the fixture
-
-
-def cell_of(nb, gid):
-    return next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == gid)
-
-
-def submission(charge=WRONG_CHARGE, attack="", after=None):
-    nb = student_version(read_notebook(SOURCE))
-    cell_of(nb, "quote_total").source = RIGHT_QUOTE + ("\n" + attack if attack else "")
-    cell_of(nb, "charge").source = charge
-    for gid, code in (after or {}).items():
-        nb.cells.insert(nb.cells.index(cell_of(nb, gid)) + 1, new_code_cell(code))
-    return nb
 
 
 # The measured attacks of issue 17, each a full mark (or a leak) under the first design.
