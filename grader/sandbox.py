@@ -44,6 +44,7 @@ COURSE_PACKAGES = ("handoffs", "reservo_tools", "grader")  # what a kernel may r
 SYSTEM_PATHS = ("/usr", "/etc", "/bin", "/lib", "/lib32", "/lib64", "/sbin")
 DEVICES = ("null", "zero", "full", "random", "urandom")
 TMP_SIZE = "size=64m"  # the private /tmp and /dev/shm live in memory: keep them small
+WORK_SIZE = "size=64m"  # the kernel's working folder too: its disk quota, gone with its mount namespace
 MAX_PROCESSES = 256    # per sandbox uid; a uid belongs to one kernel at a time
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = (
@@ -108,8 +109,13 @@ def _bind(source: str, target: str, flags: int) -> None:
     mount(None, target, None, MS_BIND | MS_REMOUNT | MS_NOSUID | flags)
 
 
-def build_root(root: str, box: str, sockets: str) -> None:
-    """Mount, in this process's new mount namespace, the only world the kernel will see at ``root``."""
+def build_root(root: str, box: str, sockets: str, workdir: str, uid: int) -> None:
+    """Mount, in this process's new mount namespace, the only world the kernel will see at ``root``.
+
+    The working folder is a tmpfs of its own, owned by the kernel's uid: what the kernel writes
+    there is capped (``WORK_SIZE``) and never reaches the grader's disk, so its folder on the host
+    stays empty and is removed whatever the kernel did.
+    """
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=755,size=1m")
     for tmp in ("/tmp", "/dev/shm"):  # first: what is bound below may live under /tmp (a checkout, a venv)
@@ -134,6 +140,7 @@ def build_root(root: str, box: str, sockets: str) -> None:
     os.makedirs(_inside(root, "/proc"))
     mount("proc", _inside(root, "/proc"), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     _bind(box, _inside(root, box), MS_NODEV)
+    mount("tmpfs", _inside(root, workdir), "tmpfs", MS_NOSUID | MS_NODEV, f"mode=700,uid={uid},gid={uid},{WORK_SIZE}")
     _bind(sockets, _inside(root, sockets), MS_NODEV)
 
 
@@ -212,7 +219,7 @@ def run_init(args: argparse.Namespace, launcher_alive: int) -> None:
     with open(args.command[args.command.index("-f") + 1], "rb") as handle:  # root's, out of the kernel's reach
         connection = handle.read()
     unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
-    build_root(args.root, args.box, args.sockets)
+    build_root(args.root, args.box, args.sockets, args.workdir, args.uid)
     os.chroot(args.root)
     os.chdir("/")
     kernel = os.fork()

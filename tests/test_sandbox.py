@@ -143,6 +143,18 @@ def test_kernel_has_no_network():
 
 
 @full
+def test_the_working_folder_is_a_capped_tmpfs_that_never_reaches_the_disk():
+    """The disk quota the README once said was missing: 64 MiB, in the kernel's own mount namespace."""
+    statuses, texts = run(
+        "import os\nst = os.statvfs('.')\nprint(st.f_blocks * st.f_frsize // 2 ** 20, open('/proc/self/mounts').read()"
+        ".count(os.getcwd() + ' tmpfs'))",
+        "open('big', 'wb').write(b'x' * 100_000_000)",
+        "import os\nos.remove('big')\nprint(open('small', 'w').write('ok'))")
+    assert statuses == ["ok", "error", "ok"] and texts[0] == "64 1\n" and "No space left" in texts[1], texts
+    assert texts[2] == "2\n"
+
+
+@full
 def test_kernel_reaches_nothing_outside_its_own_folder(tmp_path):
     other = Kernel(LIMITS.memory_bytes)  # a neighbour kernel's folder, sockets and connection file
     secret = tmp_path / "grader-only.txt"
