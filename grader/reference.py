@@ -40,6 +40,10 @@ class Reference:
                                         for gid, checks in self.expected.items()},
                            "problems": self.problems}, sort_keys=True)
 
+    def __repr__(self) -> str:
+        checks = sum(len(values) for values in self.expected.values())
+        return f"Reference({len(self.expected)} tests, {checks} checks, {len(self.problems)} problems)"
+
     @classmethod
     def from_json(cls, text: str) -> "Reference":
         data = json.loads(text)
