@@ -172,8 +172,11 @@ def rewrite(source: str, *, expected: bool = False, keep: frozenset[str] = froze
     if not calls:
         raise CheckRuleError("holds no assert_same check")
     arguments = [_arguments(call) for call in calls]
-    dropped = [] if expected else _dropped(tree, arguments, keep)
     hidden_from = markers[0] if markers else len(lines) + 1
+    unsent: list[ast.expr] = []  # what the kernel never receives: expected sides, descriptions of hidden checks
+    for call, (_, expected_side, what) in zip(calls, arguments, strict=True):
+        unsent += [expected_side] + ([what] if what is not None and call.lineno > hidden_from else [])
+    dropped = [] if expected else _dropped(tree, unsent, keep)
     if markers and not any(call.lineno > hidden_from for call in calls):
         raise CheckRuleError("its hidden tests hold no assert_same check")
     starts = _offsets(source)
@@ -211,17 +214,16 @@ def rewrite(source: str, *, expected: bool = False, keep: frozenset[str] = froze
     return KernelCode(visible, hidden_code, tuple(checks))
 
 
-def _dropped(tree: ast.Module, arguments: list[tuple[ast.expr, ast.expr, ast.expr | None]],
-             keep: frozenset[str]) -> list[ast.stmt]:
-    """The statements that only feed expected values: they never reach the student's kernel.
+def _dropped(tree: ast.Module, unsent: list[ast.expr], keep: frozenset[str]) -> list[ast.stmt]:
+    """The statements that only feed what the kernel never receives: they never reach it either.
 
-    A statement is dropped when every name it binds is read only on the expected side of a
-    check (here, and nowhere in ``keep``: the names other cells read). Such a binding that
-    cannot be dropped whole (it also binds a name used elsewhere, or it is a loop) is refused.
+    ``unsent`` are the expected sides, and the descriptions of hidden checks. A statement is
+    dropped when every name it binds is read only there (here, and nowhere in ``keep``: the names
+    other cells read). Such a binding that cannot be dropped whole (it also binds a name used
+    elsewhere, or it is a loop) is refused.
     """
-    expected_sides = {id(node) for _, node, _ in arguments}
-    used_elsewhere = _loads(tree, expected_sides) | keep
-    used_in_expected = set().union(*(_loads(node, set()) for _, node, _ in arguments))
+    used_elsewhere = _loads(tree, {id(node) for node in unsent}) | keep
+    used_in_expected = set().union(*(_loads(node, set()) for node in unsent))
     dropped: list[ast.stmt] = []
     for statement in tree.body:
         if isinstance(statement, (ast.Import, ast.ImportFrom)):

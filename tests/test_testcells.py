@@ -110,3 +110,11 @@ def test_a_forged_tree_is_a_difference_never_a_match():
         node["items"].append(inner)
         node = inner
     assert difference(deep, expected) is not None
+
+
+def test_a_name_read_only_by_a_hidden_checks_description_never_reaches_the_kernel():
+    cell = ('"""t."""\nassert_same(f(1), 2)\n### BEGIN HIDDEN TESTS\nlabel = "caso-secreto"\n'
+            'assert_same(f(3), 4, label)\n### END HIDDEN TESTS')
+    code = rewrite(cell)
+    assert "caso-secreto" not in code.hidden and "label" not in code.hidden
+    assert "caso-secreto" in rewrite(cell, expected=True).hidden  # the reference run has it
