@@ -57,6 +57,13 @@ def _forge(stream, msg_or_type, content=None, *args, **kwargs):
     return _send(stream, msg_or_type, content, *args, **kwargs)
 _kernel.session.send = _forge'''
 RAISING_CHARGE = "def charge(price_cents):\n    raise ValueError('sin implementar')"
+OK_REPLY_FOR_ITS_TEST = '''def charge(price_cents):
+    """Sends the "ok" execute_reply of the test that called it, then raises."""
+    k = get_ipython().kernel
+    k.session.send(k.shell_stream, "execute_reply", {"status": "ok", "execution_count": 1, "user_expressions": {},
+                                                     "payload": []},
+                   parent=k.get_parent("shell"), ident=k._parent_ident["shell"])
+    raise ValueError("sin implementar")'''
 IMPORT_PROXY = '''import builtins, types
 from IPython.display import publish_display_data
 from grader.values import encode
@@ -92,6 +99,7 @@ ATTACKS = {
     "rebind_assert_same": submission(attack=REBIND),
     "frame_reader": submission(charge=FRAME_READER),
     "forged_execute_reply": submission(charge=RAISING_CHARGE, attack=FORGED_REPLY),
+    "ok_reply_for_its_test": submission(charge=OK_REPLY_FOR_ITS_TEST),
     "import_proxy": submission(attack=IMPORT_PROXY),
     "base64_leak": submission(after={"test_quote_total_more": BASE64_LEAK, "test_charge": BASE64_LEAK}),
     "hidden_printer": submission(charge=HIDDEN_PRINTER, attack="_handle = display('start', display_id=True)"),
@@ -126,15 +134,17 @@ def test_the_honest_answers_score_3_and_the_correct_ones_5(graded):
     assert charge["feedback"] == "AssertionError: valor: se esperaba 3000, se obtuvo 6000"
 
 
-@pytest.mark.parametrize("name", ["rebind_assert_same", "frame_reader", "forged_execute_reply", "import_proxy"])
+@pytest.mark.parametrize("name", ["rebind_assert_same", "frame_reader", "forged_execute_reply", "ok_reply_for_its_test",
+                                  "import_proxy"])
 def test_an_attack_from_the_kernel_earns_no_point_the_honest_answers_do_not(graded, name):
     row, report = graded["rows"][name], graded["reports"][name]
     assert row["status"] == "graded" and float(row["score"]) <= 3, row
     assert _exercise(report, "test_charge")["status"] != "passed"
 
 
-def test_a_forged_execute_reply_does_not_hide_a_raise(graded):
-    charge = _exercise(graded["reports"]["forged_execute_reply"], "test_charge")
+@pytest.mark.parametrize("name", ["forged_execute_reply", "ok_reply_for_its_test"])
+def test_a_forged_execute_reply_does_not_hide_a_raise(graded, name):
+    charge = _exercise(graded["reports"][name], "test_charge")
     assert charge["status"] == "failed"
     assert charge["feedback"].startswith("CheckMissing: valor:"), charge  # the reply said ok; no value came
 
@@ -267,6 +277,7 @@ def test_the_reference_run_is_once_per_source(monkeypatch):
 
 @pytest.mark.parametrize("name, kinds", [
     ("frame_reader", {"frames", "linecache"}), ("forged_execute_reply", {"kernel"}),
+    ("ok_reply_for_its_test", {"kernel"}),
     ("base64_leak", {"linecache"}), ("import_proxy", {"builtins", "grader-internals"}), ("honest", set()),
 ])
 def test_the_static_scan_flags_reaching_the_kernel_its_frames_and_memory(graded, name, kinds):
