@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 
 from nbclient import NotebookClient
 
+from grader import reference
 from grader.assemble import assemble
 from grader.batch import batch
 from grader.execute import Limits
@@ -64,9 +65,14 @@ def make_submissions(folder: Path, n: int, lesson: str | None = None) -> None:
 
 def run_batch(subs: Path, source: Path, out: Path, workers: int, mode: str = "auto",
               scheduler: str | None = None) -> dict[str, float]:
-    """The batch grader with the sandbox in ``mode`` (auto: full as root, basic: limits only), maybe on Dask."""
+    """The batch grader with the sandbox in ``mode`` (auto: full as root, basic: limits only), maybe on Dask.
+
+    Each run pays for its own reference run of the solution, as an instructor's batch does: the
+    expected values kept by the previous run in this process are forgotten first.
+    """
     os.environ["GRADER_SANDBOX"] = mode
     sandbox_mode.cache_clear()
+    reference.forget()
     try:
         rows = batch(subs, source, out, workers=workers, limits=Limits(), progress=False, scheduler=scheduler)
     finally:

@@ -99,6 +99,11 @@ def run_reference(source: NotebookNode, student: NotebookNode, limits: Limits = 
 _cache: dict[str, Reference] = {}
 
 
+def forget() -> None:
+    """Forget every reference this process has run (a benchmark's batches each pay for their own)."""
+    _cache.clear()
+
+
 def reference_for(source: NotebookNode, student: NotebookNode, limits: Limits = DEFAULT_LIMITS,
                   supply: KernelSupply | None = None) -> Reference:
     """The source's reference, run once per process for each source and grader version."""
