@@ -526,3 +526,23 @@ def test_a_socket_reconnects_as_often_as_a_kernel_floods_it():
             await kernel.stop()
 
     assert asyncio.run(reconnect_many()) == "ok"
+
+
+DEEP_MESSAGE = '''k = get_ipython().kernel
+deep = b"[" * 200_000 + b"]" * 200_000  # under 4 MiB, far deeper than Python's JSON reader can go
+real_pack = k.session.pack
+k.session.pack = lambda obj: deep if isinstance(obj, dict) and obj.get("data") == {"text/plain": "deep"} \\
+    else real_pack(obj)
+from IPython.display import display
+display({"text/plain": "deep"}, raw=True)
+k.session.pack = real_pack
+print("after")'''
+
+
+def test_a_message_the_grader_cannot_read_is_dropped_and_grading_goes_on():
+    """Measured before: one display of deeply nested JSON raised RecursionError in the grader and lost the run."""
+    nb = new_notebook(cells=[new_code_cell(DEEP_MESSAGE), new_code_cell("print('next')")])
+    runs = execute(nb, Limits(cell_timeout=10))
+    assert [run.status for run in runs] == ["ok", "ok"]
+    assert [cell.outputs for cell in nb.cells] == [[{"output_type": "stream", "name": "stdout", "text": "after\n"}],
+                                                  [{"output_type": "stream", "name": "stdout", "text": "next\n"}]]

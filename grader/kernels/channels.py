@@ -1,6 +1,12 @@
-"""The grader's side of a kernel's channels: only shell and iopub, each refusing any message part over 4 MiB."""
+"""The grader's side of a kernel's channels: only shell and iopub, each refusing any message part over 4 MiB.
+
+A message the grader cannot read (JSON nested deeper than Python's recursion limit, a bad
+signature, a missing header field) is dropped as if it had never come: it belongs to no request,
+so no cell waits for it, and reading it never raises in the grader.
+"""
 
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import zmq
@@ -9,6 +15,28 @@ from jupyter_client.connect import channel_socket_types
 
 CONTROL_QUEUE = 8  # unread control messages queued at most (each under MAX_MESSAGE)
 MAX_MESSAGE = 4 * 1024 ** 2  # bytes of one message part from a kernel; far above any output cap
+UNREADABLE = "grader_unreadable"  # the type of a message that could not be read (it answers no request)
+
+
+def _unreadable() -> dict[str, Any]:
+    header = {"msg_type": UNREADABLE, "msg_id": ""}
+    return {"header": header, "msg_id": "", "msg_type": UNREADABLE, "parent_header": {}, "metadata": {},
+            "content": {}, "buffers": []}
+
+
+def readable(deserialize: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+    """``Session.deserialize`` that returns an empty message no request owns instead of raising."""
+    if getattr(deserialize, "grader_readable", False):
+        return deserialize
+
+    def read(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        try:
+            return deserialize(*args, **kwargs)
+        except (RecursionError, ValueError, KeyError, TypeError, IndexError):
+            return _unreadable()
+
+    read.grader_readable = True  # type: ignore[attr-defined]
+    return read
 
 
 class CappedKernelClient(AsyncKernelClient):
@@ -22,6 +50,7 @@ class CappedKernelClient(AsyncKernelClient):
     def __init__(self, **kwargs: Any) -> None:
         self._monitors: dict[str, tuple[zmq.Socket[Any], zmq.Socket[Any]]] = {}  # channel: (monitor, its shadow)
         super().__init__(**kwargs)
+        self.session.deserialize = readable(self.session.deserialize)  # shared with the manager: its control too
 
     def _capped(self, channel: str, identity: bytes | None) -> zmq.Socket[Any]:
         sock = self.context.socket(channel_socket_types[channel])
