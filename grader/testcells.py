@@ -43,6 +43,7 @@ class Check:
     line: int
     hidden: bool
     what: str | None = None  # the description when it is a plain string
+    expected: str = ""  # the source of its expected side, as the test cell has it
 
 
 @dataclass(frozen=True)
@@ -200,7 +201,8 @@ def rewrite(source: str, *, expected: bool = False, keep: frozenset[str] = froze
         text = text[:-1] + "\n" * (source[begin:stop].count("\n") - text.count("\n")) + ")"
         replacements.append((begin, stop, text))
         literal = what.value if isinstance(what, ast.Constant) and isinstance(what.value, str) else None
-        checks.append(Check(index, call.lineno, hidden, literal if what is not None else "valor"))
+        checks.append(Check(index, call.lineno, hidden, literal if what is not None else "valor",
+                            ast.get_source_segment(source, expected_node) or ""))
     for begin, stop, text in sorted(replacements):
         pieces += [source[end:begin], text]
         end = stop

@@ -268,11 +268,12 @@ def test_the_reference_run_is_once_per_source(monkeypatch):
     calls = []
     real = reference.run_reference
     monkeypatch.setattr(reference, "_cache", {})
+    monkeypatch.setattr(reference, "from_literals", lambda source: None)  # the fixture's literals would spare the run
     monkeypatch.setattr(reference, "run_reference", lambda *a, **k: calls.append(1) or real(*a, **k))
     source = read_notebook(SOURCE)
-    for charge in (WRONG_CHARGE, RIGHT_CHARGE):
-        grade_notebooks(source, submission(charge=charge), limits=LIMITS)
-    assert len(calls) == 1
+    scores = [grade_notebooks(source, submission(charge=charge), limits=LIMITS)[0].score
+              for charge in (WRONG_CHARGE, RIGHT_CHARGE)]
+    assert len(calls) == 1 and scores == [3, 5]
 
 
 @pytest.mark.parametrize("name, kinds", [
@@ -283,3 +284,22 @@ def test_the_reference_run_is_once_per_source(monkeypatch):
 def test_the_static_scan_flags_reaching_the_kernel_its_frames_and_memory(graded, name, kinds):
     """For the instructor to look at; the score never depends on it."""
     assert set(graded["reports"][name]["suspicious"]) == kinds
+
+
+@pytest.mark.parametrize("path", [SOURCE, ROOT / "solutions" / "01_handoff_vs_router.ipynb",
+                                  ROOT / "solutions" / "10_operating_handoffs.ipynb"], ids=lambda p: p.stem)
+def test_expected_values_read_from_literals_are_those_a_run_of_the_solution_gives(path):
+    """Where every expected side is a literal, no reference run is needed; the values are the same."""
+    from grader.reference import from_literals, run_reference
+
+    source = read_notebook(path)
+    literals = from_literals(source)
+    assert literals is not None and literals.expected
+    ran = run_reference(source, student_version(source), LIMITS)
+    assert ran.problems == [] and literals.expected == ran.expected
+
+
+def test_a_source_with_an_expression_on_an_expected_side_needs_a_run():
+    from grader.reference import from_literals
+
+    assert from_literals(read_notebook(ROOT / "solutions" / "03_handoff_pseudo_tool.ipynb")) is None
