@@ -214,12 +214,10 @@ async def _reply(client: NotebookClient, msg_id: str, timeout: float) -> dict[st
     return None
 
 
-async def _silent(client: NotebookClient, code: str, timeout: float,
-                  user_expressions: dict[str, str] | None = None) -> dict[str, Any] | None:
+async def _silent(client: NotebookClient, code: str, timeout: float) -> dict[str, Any] | None:
     """Run code the student never sees: no history, no cell events, outputs discarded; the reply or None."""
     await _heal(client)
-    msg_id: str = _kc(client).execute(code, silent=True, store_history=False, user_expressions=user_expressions or {},
-                               stop_on_error=False)
+    msg_id: str = _kc(client).execute(code, silent=True, store_history=False, stop_on_error=False)
     return await _reply(client, msg_id, timeout)
 
 

@@ -19,6 +19,7 @@ never receives an expected side, and never the description of a hidden check.
 """
 
 import ast
+import functools
 import re
 from dataclasses import dataclass
 
@@ -269,17 +270,26 @@ def _reads(source: str) -> set[str]:
 
 
 def rewrite_tests(source: NotebookNode, *, expected: bool = False) -> dict[str, KernelCode]:
-    """Every test cell of the source notebook as a kernel runs it, by grade_id; CheckRuleError names the cell."""
-    code_cells = [cell for cell in source.cells if cell.get("cell_type") == "code"]
-    reads = [_reads(cell.source) for cell in code_cells]
+    """Every test cell of the source notebook as a kernel runs it, by grade_id; CheckRuleError names the cell.
+
+    Rewritten once per process for each source (a batch worker grades many submissions of one).
+    """
+    code_cells = tuple((cell.source, (grade_id(cell) or "?") if is_test(cell) else None)
+                       for cell in source.cells if cell.get("cell_type") == "code")
+    return dict(_rewritten(code_cells, expected))
+
+
+@functools.lru_cache(maxsize=32)
+def _rewritten(code_cells: tuple[tuple[str, str | None], ...], expected: bool) -> dict[str, KernelCode]:
+    """``rewrite_tests`` of the code cells (source, grade_id of a test cell or None); callers get a copy."""
+    reads = [_reads(text) for text, _ in code_cells]
     codes = {}
-    for position, cell in enumerate(code_cells):
-        if not is_test(cell):
+    for position, (text, gid) in enumerate(code_cells):
+        if gid is None:
             continue
-        gid = grade_id(cell) or "?"
         keep = frozenset().union(*(names for other, names in enumerate(reads) if other != position))
         try:
-            codes[gid] = rewrite(cell.source, expected=expected, keep=keep)
+            codes[gid] = rewrite(text, expected=expected, keep=keep)
         except CheckRuleError as error:
             raise CheckRuleError(f"test cell {gid}: {error}") from None
     return codes
