@@ -15,32 +15,22 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
+from fixture_submissions import RIGHT_CHARGE, SOURCE, submission
 from nbformat.v4 import new_code_cell, new_notebook
 
 from grader.api import grade_notebooks
 from grader.cleanup import remove_tree
 from grader.execute import Limits, execute
-from grader.generate import student_version
 from grader.kernels.folders import run_folder, sweep_stale
 from grader.notebooks import MAX_DEPTH, dumps, read_notebook
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
 
-ROOT = Path(__file__).resolve().parents[1]
-SOURCE = ROOT / "tests" / "fixtures" / "grader" / "source.ipynb"
-RIGHT = {
-    "quote_total": 'def quote_total(hours):\n    return reservo_tools.get_quote("Focus", "pro", hours)["price_cents"]',
-    "charge": "def charge(price_cents):\n    return price_cents // 2",
-}
 
 
-def answered(charge=RIGHT["charge"]):
-    nb = student_version(read_notebook(SOURCE))
-    for cell in nb.cells:
-        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if gid in RIGHT:
-            cell.source = charge if gid == "charge" else RIGHT[gid]
-    return dumps(nb)
+def answered(charge=RIGHT_CHARGE):
+    """The fixture's student notebook answered (quote_total right, charge as given), as file text."""
+    return dumps(submission(charge=charge))
 
 
 def test_a_batch_grades_regular_files_only_and_every_bad_file_is_its_own_row(tmp_path):
@@ -85,17 +75,10 @@ def test_control_characters_never_reach_the_terminal():
     raising = ("class Forged(Exception):\n    pass\n"
                "Forged.__name__ = Forged.__qualname__ = 'X\\x1b[2K\\rscore: 18/18\\x1b]0;t\\x07\\u202e'\n"
                "def charge(price_cents):\n    raise Forged('\\x1b[31mrojo\\r')")
-    report, _ = grade_notebooks(read_notebook(SOURCE), read_notebook_text(answered(raising)),
-                                limits=Limits(cell_timeout=10))
+    report, _ = grade_notebooks(read_notebook(SOURCE), submission(charge=raising), limits=Limits(cell_timeout=10))
     table = report.table()
     assert not any(ord(ch) < 32 and ch != "\n" or ch in "\x7f\u202e" for ch in table), repr(table)
     assert "score: 3/5" in table.splitlines()[-1]
-
-
-def read_notebook_text(text):
-    import nbformat
-
-    return nbformat.reads(text, as_version=4)
 
 
 def _chain(top: Path, depth: int) -> None:
