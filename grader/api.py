@@ -15,11 +15,11 @@ from .kernels.supply import KernelSupply
 from .messages import Message, Say, say
 from .metadata import grade_id, is_manual, is_protected, is_solution, is_test, points, type_problems
 from .notebooks import UnusableNotebook, read_notebook
-from .reference import Reference, reference_for
+from .reference import Reference, reference_for, reported
 from .report import ManualResult, Report, TestResult, result_line
 from .scan import scan_cells
 from .testcells import KernelCode, rewrite_tests
-from .verdict import judge, parse_reports
+from .verdict import judge
 
 VISIBLE_ONLY_NOTE = say(Say.VISIBLE_ONLY).english()
 
@@ -54,8 +54,7 @@ def _reported_expected(assembly: Assembly, runs: list[CellRun]) -> Reference:
     reference = Reference()
     for run in runs:
         if (gid := kinds.get(run.index)) is not None:
-            reports = parse_reports(run.reports) or []
-            reference.expected[gid] = {r.check: r.expected for r in reports if r.expected is not None}
+            reference.expected[gid] = {r.check: r.expected for r in reported(run) if r.expected is not None}
     return reference
 
 

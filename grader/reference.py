@@ -20,13 +20,13 @@ from typing import Any
 from nbformat import NotebookNode
 
 from .assemble import assemble
-from .execute import DEFAULT_LIMITS, Limits, execute
+from .execute import DEFAULT_LIMITS, CellRun, Limits, execute
 from .kernels.supply import KernelSupply
 from .metadata import is_test
 from .notebooks import dumps
 from .testcells import rewrite_tests
 from .values import difference, encode, valid
-from .verdict import parse_reports
+from .verdict import CheckReport, parse_reports
 
 GRADER_DIR = Path(__file__).resolve().parent
 
@@ -82,13 +82,11 @@ def run_reference(source: NotebookNode, student: NotebookNode, limits: Limits = 
         if run is None:
             reference.problems.append(f"{gid}: did not run")
             continue
-        parts = [run] + ([run.hidden] if run.hidden is not None else [])
-        failed = [part for part in parts if not part.ok]
+        failed = [part for part in (run, run.hidden) if part is not None and not part.ok]
         if failed:
             reference.problems.append(f"{gid}: {failed[0].summary or failed[0].status}")
-        reports = parse_reports([raw for part in parts for raw in part.reports]) or []
         expected = reference.expected.setdefault(gid, {})
-        for report in reports:
+        for report in reported(run):
             if report.expected is not None and valid(report.expected) and report.check not in expected:
                 expected[report.check] = report.expected
                 if (problem := difference(report.actual, report.expected, report.what)) is not None:
@@ -97,6 +95,12 @@ def run_reference(source: NotebookNode, student: NotebookNode, limits: Limits = 
         if missing and not failed:
             reference.problems.append(f"{gid}: no expected value for check(s) {missing}")
     return reference
+
+
+def reported(run: CellRun) -> list[CheckReport]:
+    """The check reports of a test cell's run, both parts; none when any of them is not a report."""
+    parts = [run] + ([run.hidden] if run.hidden is not None else [])
+    return parse_reports([raw for part in parts for raw in part.reports]) or []
 
 
 _cache: dict[str, Reference] = {}
