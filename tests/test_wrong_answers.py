@@ -1,11 +1,18 @@
-"""Every plausible wrong answer written down in a solution notebook loses points on the visible tests.
+"""Every plausible wrong answer written down in a solution notebook loses points on the visible tests,
+and every correct variant written down earns full marks, hidden tests included.
 
 A solution-only markdown cell with ``"wrong_answer_for": "<solution grade_id>"`` in its
 metadata holds a wrong answer in its first ```python block. The test grades the correct
 notebook with that one solution cell replaced by the wrong answer, against the tests a
 student sees (hidden tests removed): it must score less, so the student gets that feedback
-while working, not only at grading time. Every wrong answer is graded in one batch (module
-fixture) against the lessons with their hidden tests cleared.
+while working, not only at grading time. A cell with ``"correct_variant_for"`` instead holds
+a correct answer written another way, graded against the whole solution notebook: it must
+earn every point. Each kind is graded in one batch (module fixture).
+
+A wrong answer says which shortcut it takes in ``"wrong_answer_kind"``: ``hard-coded`` (keyed
+to the visible inputs), ``delegation`` (a library function that does the job), ``ignores-case``
+(a case the statement names, ignored) or ``other``. In the lessons of ``THIRD_PASS`` every
+exercise has the first three kinds and a correct variant.
 """
 
 import hashlib
@@ -29,13 +36,16 @@ CODE = re.compile(r"```python\n(.*?)```", re.DOTALL)
 # Known debt, to be paid by the second edition of lessons 01-04: wrong answers only the hidden
 # tests catch (strict: fixing one fails the test until its entry is removed here).
 CAUGHT_ONLY_BY_HIDDEN_TESTS: set[str] = set()
+KINDS = {"hard-coded", "delegation", "ignores-case", "other"}
+THIRD_PASS: set[str] = set()  # lessons whose exercises have every kind of wrong answer and a variant
 
 
-def wrong_answers():
+def written(key: str):
+    """The written-down answers of one kind (``wrong_answer_for`` or ``correct_variant_for``), as test params."""
     found = []
     for path in sorted((ROOT / "solutions").glob("*.ipynb")):
         for index, cell in enumerate(read_notebook(path).cells):
-            target = cell.metadata.get("wrong_answer_for")
+            target = cell.metadata.get(key)
             if target:
                 name = f"{path.stem}:{target}:cell{index}"
                 marks = ([pytest.mark.xfail(strict=True, reason="caught only by hidden tests")]
@@ -44,7 +54,8 @@ def wrong_answers():
     return found
 
 
-WRONG = wrong_answers()
+WRONG = written("wrong_answer_for")
+VARIANTS = written("correct_variant_for")
 
 
 def test_every_exercise_has_two_wrong_answers():
@@ -57,32 +68,69 @@ def test_every_exercise_has_two_wrong_answers():
             assert written.count(exercise) >= 2, f"{path.name}: {exercise} needs two written-down wrong answers"
 
 
+def test_wrong_answers_name_their_kind():
+    for path in sorted((ROOT / "solutions").glob("*.ipynb")):
+        for cell in read_notebook(path).cells:
+            kind = cell.metadata.get("wrong_answer_kind")
+            if cell.metadata.get("wrong_answer_for") and (kind or path.name[:2] in THIRD_PASS):
+                assert kind in KINDS, f"{path.name}: {grade_id(cell)}: wrong_answer_kind {kind!r} is not one of {KINDS}"
+
+
+@pytest.mark.parametrize("lesson", sorted(THIRD_PASS))
+def test_third_pass_exercises_have_every_kind(lesson):
+    path = next((ROOT / "solutions").glob(f"{lesson}_*.ipynb"))
+    nb = read_notebook(path)
+    for exercise in [grade_id(c) for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")
+                     and not is_manual(c)]:
+        kinds = {c.metadata.get("wrong_answer_kind") for c in nb.cells
+                 if c.metadata.get("wrong_answer_for") == exercise}
+        missing = {"hard-coded", "delegation", "ignores-case"} - kinds
+        assert not missing, f"{path.name}: {exercise} has no wrong answer of kind {sorted(missing)}"
+        assert any(c.metadata.get("correct_variant_for") == exercise for c in nb.cells), \
+            f"{path.name}: {exercise} has no written-down correct variant"
+
+
 def _name(path, target, text):
     return f"{path.stem}__{target}__{hashlib.sha256(text.encode()).hexdigest()[:8]}"
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    """Every wrong answer, graded in one batch; its report's score and max score by name."""
-    root = tmp_path_factory.mktemp("wrong")
+def _grade(root: Path, params, visible: bool) -> dict:
+    """Each written-down answer in its solution notebook, graded in one batch (hidden tests cleared when
+    ``visible``); the reports by name."""
     sources, subs, out = root / "sources", root / "subs", root / "out"
     sources.mkdir()
     subs.mkdir()
-    for param in WRONG:
+    for param in params:
         path, target, text = param.values
-        visible = sources / path.name
-        if not visible.exists():
-            source, _ = ClearHiddenTests().preprocess(read_notebook(path), {})
-            visible.write_text(dumps(source), encoding="utf-8")
+        source_path = sources / path.name
+        if not source_path.exists():
+            source = read_notebook(path)
+            if visible:
+                source, _ = ClearHiddenTests().preprocess(source, {})
+            source_path.write_text(dumps(source), encoding="utf-8")
         match = CODE.search(text)
         if match:
-            submission = read_notebook(visible)
+            submission = read_notebook(source_path)
             next(c for c in submission.cells if grade_id(c) == target).source = match.group(1)
             (subs / f"{_name(path, target, text)}.ipynb").write_text(dumps(submission), encoding="utf-8")
+    if not any(subs.iterdir()):
+        return {}
     rows = batch(subs, sources, out, workers=2, limits=Limits(cell_timeout=20), progress=False)
     assert all(row["status"] == "graded" for row in rows), [row for row in rows if row["status"] != "graded"]
     return {Path(p.name).stem: json.loads(p.read_text(encoding="utf-8"))["report"]
             for p in (out / "reports").glob("*.json")}
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """Every wrong answer, graded against the visible tests."""
+    return _grade(tmp_path_factory.mktemp("wrong"), WRONG, visible=True)
+
+
+@pytest.fixture(scope="module")
+def graded_variants(tmp_path_factory):
+    """Every correct variant, graded against the whole solution notebook."""
+    return _grade(tmp_path_factory.mktemp("variants"), VARIANTS, visible=False)
 
 
 @pytest.mark.parametrize("path, target, text", WRONG)
@@ -91,3 +139,11 @@ def test_wrong_answer_loses_points(path, target, text, graded):
     report = graded[_name(path, target, text)]
     assert report["score"] < report["max_score"], \
         f"{path.name}: the wrong answer for {target} still earns full marks on the visible tests"
+
+
+@pytest.mark.parametrize("path, target, text", VARIANTS)
+def test_correct_variant_earns_full_marks(path, target, text, graded_variants):
+    assert CODE.search(text), f"{path.name}: the correct variant for {target} has no ```python block"
+    report = graded_variants[_name(path, target, text)]
+    assert report["score"] == report["max_score"], \
+        f"{path.name}: the correct variant for {target} earns {report['score']}/{report['max_score']}"
