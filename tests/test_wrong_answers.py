@@ -121,16 +121,22 @@ def _grade(root: Path, params, visible: bool) -> dict:
             for p in (out / "reports").glob("*.json")}
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    """Every wrong answer, graded against the visible tests."""
-    return _grade(tmp_path_factory.mktemp("wrong"), WRONG, visible=True)
+def _selected(request, params):
+    """The params of ``params`` whose tests this session runs (``-k 03_`` grades lesson 03's answers only)."""
+    ids = {item.callspec.id for item in request.session.items if hasattr(item, "callspec")}
+    return [param for param in params if param.id in ids]
 
 
 @pytest.fixture(scope="module")
-def graded_variants(tmp_path_factory):
-    """Every correct variant, graded against the whole solution notebook."""
-    return _grade(tmp_path_factory.mktemp("variants"), VARIANTS, visible=False)
+def graded(tmp_path_factory, request):
+    """Every selected wrong answer, graded against the visible tests."""
+    return _grade(tmp_path_factory.mktemp("wrong"), _selected(request, WRONG), visible=True)
+
+
+@pytest.fixture(scope="module")
+def graded_variants(tmp_path_factory, request):
+    """Every selected correct variant, graded against the whole solution notebook."""
+    return _grade(tmp_path_factory.mktemp("variants"), _selected(request, VARIANTS), visible=False)
 
 
 @pytest.mark.parametrize("path, target, text", WRONG)
