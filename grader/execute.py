@@ -4,7 +4,8 @@ A cell's run records whether the kernel's ``execute_reply`` says it raised; that
 it never passes a test. A test cell runs as the kernel may see it (``grader.testcells``): its
 visible part as one request, whose outputs are kept, then its hidden part as another, of which
 nothing is kept but the check reports (``grader.probe``); the reports are collected apart from
-the outputs and judged by the caller, outside the kernel.
+the outputs and judged by the caller, outside the kernel. Every request, a cell's, a part's or a
+replayed cell's, takes the one path of ``grader.kernels.request``; nbclient builds the outputs.
 Every limit is a mark on one cell, never the end of the run:
 
 * a cell that runs past its timeout is interrupted and marked; if the kernel does not
@@ -23,17 +24,18 @@ import logging
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from queue import Empty
 from time import monotonic
 from typing import Any
 
 import nbformat
 from nbclient import NotebookClient
-from nbclient.exceptions import DeadKernelError
+from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 from nbformat import NotebookNode
 
 from .kernels.channels import MAX_MESSAGE
-from .kernels.kernel import start_kernel
+from .kernels.kernel import Kernel, start_kernel
+from .kernels.request import Outcome, request
+from .kernels.request import execute as execute_request
 from .kernels.supply import KernelSupply
 from .messages import Message, Say, say
 from .probe import MIME
@@ -41,14 +43,13 @@ from .testcells import KernelCode
 
 logger = logging.getLogger(__name__)
 
-TIMEOUT_ENAME = "CellTimeout"
 STDIN_ENAME = "StdinNotImplementedError"  # ipykernel's, for input() when the grader allows no input
 REFUSED_MIB = MAX_MESSAGE // 1024 ** 2
-SILENT_TIMEOUT = 10.0
 FREE_MESSAGES = ("status", "execute_input", "clear_output")
 KEPT_CHARS = 2_000      # of an exception message or traceback line kept in a CellRun
 KEPT_FRAMES = 40
 REPORT_BYTES = 8 * 1024 ** 2  # of check reports per part of a test cell; beyond it, reports are dropped
+COALESCE = CoalesceStreamsPreprocessor()  # a cell's consecutive prints as one output, as nbconvert stores them
 
 
 @dataclass(frozen=True)
@@ -103,17 +104,18 @@ def _size(value: Any, depth: int = 0) -> int:
     return 8
 
 
-class CappedClient(NotebookClient):
-    """An nbclient NotebookClient that keeps at most ``output_cap`` characters of messages per cell.
+class CellOutputs(NotebookClient):
+    """The notebook's outputs, built by nbclient from a cell's iopub messages, at most ``output_cap`` characters
+    of messages per cell.
 
-    ``process_message`` is nbclient's single entry point for a cell's iopub messages (pinned
-    nbclient 0.10-0.11): counting there covers every kind, including ``update_display_data``
-    and comm messages that never pass through ``output``. Check reports are taken out there,
-    never shown, and counted apart; while ``part`` is "hidden", nothing else is kept at all.
+    nbclient's public ``process_message`` turns a message into outputs (display ids and their
+    updates, ``clear_output``, comms); counting there covers every kind. Check reports are taken
+    out there, never shown, and counted apart; while ``part`` is "hidden", nothing else is kept.
+    The requests themselves go through ``grader.kernels.request``, not through nbclient.
     """
 
-    def __init__(self, nb: NotebookNode, output_cap: int, **kw: Any) -> None:
-        super().__init__(nb, **kw)
+    def __init__(self, nb: NotebookNode, output_cap: int) -> None:
+        super().__init__(nb, record_timing=False)
         self.output_cap = output_cap
         self.part = "cell"  # "cell", or "hidden" while a test cell's hidden part runs
         self.sizes: dict[tuple[int, str], int] = {}
@@ -121,14 +123,11 @@ class CappedClient(NotebookClient):
         self.refused: set[tuple[int, str]] = set()  # cells one message of which was over MAX_MESSAGE
         self.reports: list[Any] = []  # the running part's check reports
         self.report_bytes = 0
-        self.reply_refused = False
 
-    async def _async_check_alive(self) -> None:
-        """nbclient's check, run each second while a cell runs; a refused reply ends the wait like a death."""
-        await super()._async_check_alive()
-        if _kc(self).refused("shell"):
-            self.reply_refused = True
-            raise DeadKernelError("the kernel's reply was refused")
+    def start(self, part: str) -> None:
+        """Begin a cell's part: no reports yet, and a ``clear_output(wait=True)`` of the last cell forgotten."""
+        self.part, self.reports, self.report_bytes = part, [], 0
+        self.clear_before_next_output = False
 
     def process_message(self, msg: dict[str, Any], cell: NotebookNode, cell_index: int) -> NotebookNode | None:
         kind = msg["msg_type"]
@@ -148,7 +147,7 @@ class CappedClient(NotebookClient):
                 self.dropped[key] = self.dropped.get(key, 0) + size
                 return None
             self.sizes[key] = used + size
-        if self.part == "hidden" and kind != "status":
+        if self.part == "hidden":
             return None  # nothing a hidden test produces is kept: not an output, not a display update
         return super().process_message(msg, cell, cell_index)
 
@@ -170,74 +169,8 @@ def _failed(index: int, status: str, message: Message) -> CellRun:
     return CellRun(index, status, ename, evalue, message=message)
 
 
-def _kc(client: NotebookClient) -> Any:
-    """The client's kernel client, which exists while the kernel is set up."""
-    assert client.kc is not None, "the kernel client is not started"
-    return client.kc
-
-
-async def _heal(client: NotebookClient) -> bool:
-    """Reconnect the sockets that refused an oversized message (``CappedKernelClient``); True if any did.
-
-    A new iopub subscription misses what the kernel publishes before it is in place, so this
-    returns once the kernel's status messages arrive on it (or after ``SILENT_TIMEOUT``).
-    """
-    kc = _kc(client)
-    healed = [channel for channel in ("shell", "iopub") if kc.refused(channel)]
-    for channel in healed:
-        kc.reconnect(channel)
-    deadline = monotonic() + SILENT_TIMEOUT
-    while "iopub" in healed and monotonic() < deadline:
-        kc.kernel_info()  # its busy/idle status is published to every subscriber that is in place
-        try:
-            await kc.iopub_channel.get_msg(timeout=0.2)
-            break
-        except Empty:
-            continue
-    return bool(healed)
-
-
-async def _reply(client: NotebookClient, msg_id: str, timeout: float) -> dict[str, Any] | None:
-    """The content of the shell reply to ``msg_id``; None if none came within ``timeout`` seconds or the kernel died."""
-    deadline = monotonic() + timeout
-    while (left := deadline - monotonic()) > 0:
-        try:
-            reply = await _kc(client).shell_channel.get_msg(timeout=min(left, 1.0))
-        except Empty:
-            assert client.km is not None
-            if not await client.km.is_alive():  # type: ignore[misc]
-                return None
-            continue
-        if reply["parent_header"].get("msg_id") == msg_id:
-            content: dict[str, Any] = reply["content"]
-            return content
-    return None
-
-
-async def _silent(client: NotebookClient, code: str, timeout: float) -> dict[str, Any] | None:
-    """Run code the student never sees: no history, no cell events, outputs discarded; the reply or None."""
-    await _heal(client)
-    msg_id: str = _kc(client).execute(code, silent=True, store_history=False, stop_on_error=False)
-    return await _reply(client, msg_id, timeout)
-
-
-async def _responsive(client: NotebookClient, grace: float) -> bool:
-    """Whether the kernel answers a kernel_info request within ``grace`` seconds."""
-    await _heal(client)
-    return await _reply(client, _kc(client).kernel_info(), grace) is not None
-
-
-async def _restart(client: NotebookClient) -> None:
-    """Replace a dead or stuck kernel with a fresh one and reconnect the client."""
-    _kc(client).stop_channels()
-    assert client.km is not None
-    await client.km.restart_kernel(now=True)  # type: ignore[misc]
-    await client.async_start_new_kernel_client()
-
-
-async def _recover(client: NotebookClient, nb: NotebookNode, kept: list[int], deadline: float,
-                   limits: Limits) -> None:
-    """After a restart: replay the cells that had run fine, silently.
+async def _recover(kernel: Kernel, nb: NotebookNode, kept: list[int], deadline: float, limits: Limits) -> None:
+    """After a restart: replay the cells that had run fine, silently (no history, outputs discarded).
 
     A replayed cell that does not finish (it stalls or kills the new kernel) is dropped from
     ``kept`` for good; the kernel is restarted and the replay begins again without it.
@@ -247,78 +180,73 @@ async def _recover(client: NotebookClient, nb: NotebookNode, kept: list[int], de
             left = min(limits.cell_timeout, deadline - monotonic())
             if left <= 0:
                 return
-            if await _silent(client, nb.cells[index].source, left) is None:
+            send = execute_request(nb.cells[index].source, silent=True, store_history=False)
+            if (await request(kernel, send, left, limits.interrupt_grace)).outcome is not Outcome.REPLIED:
                 logger.debug("replaying cell %d did not finish; the replay starts again without it", index)
                 kept.remove(index)
-                await _restart(client)
+                await kernel.restart()
                 break
         else:
             return
 
 
-async def _run_cell(client: CappedClient, cell: NotebookNode, index: int, timeout: float, limits: Limits,
-                    replies: dict[int, Any], store_history: bool = True) -> tuple[CellRun, bool]:
-    """Run one cell (or one part of a test cell); returns its outcome, with its check reports, and whether the
-    kernel was restarted."""
-    client.timeout = max(1, math.ceil(timeout))  # nbclient counts whole seconds
-    client.reports, client.report_bytes = [], 0
-    if not cell.source.strip():
+async def _run_cell(kernel: Kernel, outputs: CellOutputs, cell: NotebookNode, index: int, code: str,
+                    timeout: float, limits: Limits, part: str = "cell", store_history: bool = True
+                    ) -> tuple[CellRun, bool]:
+    """Run ``code`` for one cell (or one part of a test cell); its outcome, with its check reports, and whether
+    the kernel was restarted. Outputs go to ``cell`` unless ``part`` is "hidden"."""
+    outputs.start(part)
+    if not code.strip():
         return CellRun(index, "ok"), False
-    await _heal(client)
-    try:
-        await client.async_execute_cell(cell, index, store_history=store_history)
-    except DeadKernelError:
-        if client.reply_refused:  # the kernel lives on; only its reply was too big to read
-            client.reply_refused = False
-            client.refused.add((index, client.part))
-            await _heal(client)
+    if part == "cell":
+        cell.outputs = []
+    outputs.kc = kernel.kc  # nbclient's comm handling reads it
+    send = execute_request(code, store_history=store_history)
+    answer = await request(kernel, send, timeout, limits.interrupt_grace,
+                           lambda msg: outputs.process_message(msg, cell, index))
+    if answer.lost or answer.outcome is Outcome.REFUSED:
+        outputs.refused.add((index, part))
+    if part == "cell" and cell.outputs:
+        COALESCE.preprocess_cell(cell, {}, index)
+    seconds = max(1, math.ceil(timeout))
+    match answer.outcome:
+        case Outcome.REFUSED:  # the kernel lives on; only its reply was too big to read
             return _failed(index, "error", say(Say.REFUSED, mib=REFUSED_MIB)), False
-        await _restart(client)
-        return _failed(index, "died", say(Say.DIED)), True
-    if await _heal(client):
-        client.refused.add((index, client.part))
-    reply = replies.pop(index, {}).get("content", {})
-    if reply.get("ename") == TIMEOUT_ENAME:
-        restarted = not await _responsive(client, limits.interrupt_grace)
-        if restarted:
-            await _restart(client)
-        return _failed(index, "timeout", say(Say.TIMEOUT, seconds=client.timeout)), restarted
-    run = _run_of(index, reply)
-    run.reports = client.reports
+        case Outcome.DIED:
+            await kernel.restart()
+            return _failed(index, "died", say(Say.DIED)), True
+        case Outcome.STUCK:
+            await kernel.restart()
+            return _failed(index, "timeout", say(Say.TIMEOUT, seconds=seconds)), True
+        case Outcome.TIMEOUT:
+            return _failed(index, "timeout", say(Say.TIMEOUT, seconds=seconds)), False
+    run = _run_of(index, answer.reply)
+    run.reports = outputs.reports
     return run, False
 
 
-async def _run_test(client: CappedClient, cell: NotebookNode, index: int, code: KernelCode, timeout: float,
-                    limits: Limits, replies: dict[int, Any]) -> tuple[CellRun, bool]:
+async def _run_test(kernel: Kernel, outputs: CellOutputs, cell: NotebookNode, index: int, code: KernelCode,
+                    timeout: float, limits: Limits) -> tuple[CellRun, bool]:
     """Run a test cell as ``code``: its visible part in place, then its hidden part, of which only reports are kept.
 
     The hidden part runs only after the visible part ran fine, and its run keeps nothing but its
     status and exception name: not its message, not its traceback.
     """
-    shown = cell.source
-    cell.source = code.visible
-    try:
-        run, restarted = await _run_cell(client, cell, index, timeout, limits, replies, store_history=False)
-    finally:
-        cell.source = shown
+    run, restarted = await _run_cell(kernel, outputs, cell, index, code.visible, timeout, limits,
+                                     store_history=False)
     if run.ok and code.hidden.strip():
-        client.part = "hidden"
-        try:
-            hidden, restarted = await _run_cell(client, nbformat.v4.new_code_cell(code.hidden), index, timeout,
-                                                limits, replies, store_history=False)
-        finally:
-            client.part = "cell"
-            client.nb.cells[index] = cell  # nbclient put the throwaway cell of the hidden part in its place
+        hidden, restarted = await _run_cell(kernel, outputs, cell, index, code.hidden, timeout, limits, "hidden",
+                                            store_history=False)
         hidden.evalue, hidden.traceback = "", []
         run.hidden = hidden
     return run, restarted
 
 
-def _mark_truncated(client: CappedClient, nb: NotebookNode) -> None:
+def _mark_truncated(outputs: CellOutputs, nb: NotebookNode) -> None:
     """Say, in the student's language, where outputs were cut: the graded notebook is what the student reads."""
     notes = {index: say(Say.TRUNCATED, chars=dropped)
-             for (index, part), dropped in client.dropped.items() if part == "cell"}
-    for index, part in client.refused:
+             for (index, part), dropped in outputs.dropped.items() if part == "cell"}
+    for index, part in outputs.refused:
         if part == "cell":
             notes[index] = say(Say.TRUNCATED_MESSAGE, mib=REFUSED_MIB)
     for index, note in sorted(notes.items()):
@@ -334,38 +262,31 @@ async def run_notebook(nb: NotebookNode, limits: Limits = DEFAULT_LIMITS, supply
     """
     tests = tests or {}
     kernel = await supply.take() if supply else await start_kernel(limits.memory_bytes)
-    replies: dict[int, Any] = {}
-    client = CappedClient(
-        nb, limits.output_bytes, km=kernel.km, timeout=limits.cell_timeout, allow_errors=True,
-        interrupt_on_timeout=True, error_on_timeout={"ename": TIMEOUT_ENAME, "evalue": "timeout"},
-        iopub_timeout=5, shutdown_kernel="immediate", record_timing=False, coalesce_streams=True,
-        on_cell_executed=lambda cell, cell_index, execute_reply: replies.__setitem__(cell_index, execute_reply))
-    client.kc = kernel.kc  # already connected and answering: nbclient skips its own wait for the kernel
+    outputs = CellOutputs(nb, limits.output_bytes)
     runs: list[CellRun] = []
     kept: list[int] = []  # cells that ran fine, replayed after a restart
     deadline = monotonic() + limits.notebook_timeout
     try:
-        async with client.async_setup_kernel(cleanup_kc=True):
-            for index, cell in enumerate(nb.cells):
-                if cell.cell_type != "code":
-                    continue
-                left = deadline - monotonic()
-                if left <= 0:
-                    runs.append(_failed(index, "not-run", say(Say.BUDGET, seconds=f"{limits.notebook_timeout:g}")))
-                    continue
-                timeout = min(limits.cell_timeout, left)
-                if index in tests:
-                    run, restarted = await _run_test(client, cell, index, tests[index], timeout, limits, replies)
-                else:
-                    run, restarted = await _run_cell(client, cell, index, timeout, limits, replies)
-                runs.append(run)
-                if restarted:
-                    await _recover(client, nb, kept, deadline, limits)
-                elif run.ok and index not in tests:
-                    kept.append(index)
+        for index, cell in enumerate(nb.cells):
+            if cell.cell_type != "code":
+                continue
+            left = deadline - monotonic()
+            if left <= 0:
+                runs.append(_failed(index, "not-run", say(Say.BUDGET, seconds=f"{limits.notebook_timeout:g}")))
+                continue
+            timeout = min(limits.cell_timeout, left)
+            if index in tests:
+                run, restarted = await _run_test(kernel, outputs, cell, index, tests[index], timeout, limits)
+            else:
+                run, restarted = await _run_cell(kernel, outputs, cell, index, cell.source, timeout, limits)
+            runs.append(run)
+            if restarted:
+                await _recover(kernel, nb, kept, deadline, limits)
+            elif run.ok and index not in tests:
+                kept.append(index)
     finally:
         await kernel.stop()
-    _mark_truncated(client, nb)
+    _mark_truncated(outputs, nb)
     return runs
 
 

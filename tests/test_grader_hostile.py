@@ -268,7 +268,8 @@ for _ in range(300):
     k.session.send(k.stdin_socket, "input_request", {"prompt": "x" * 3_000_000, "password": False},
                    parent=k.get_parent("shell"), ident=k._parent_ident["shell"])
 print("sent")'''
-nb = new_notebook(cells=[new_code_cell(code) for code in (flood, "x = input('?')", "print('still here')")])
+first = FIRST  # cells run before the flood
+nb = new_notebook(cells=[new_code_cell(code) for code in (*first, flood, "x = input('?')", "print('still here')")])
 import grader.kernels.kernel, jupyter_client, zmq  # what the run imports, in the baseline
 
 with open("/proc/self/clear_refs", "w") as reset:
@@ -279,12 +280,16 @@ print(json.dumps({"grown": mib("VmHWM") - before, "runs": [[r.status, r.ename, r
 """
 
 
-def test_the_stdin_channel_cannot_be_flooded_and_input_fails_at_once():
-    """Measured before: 300 input requests of 3 MB grew the grader 864 MiB, and input() waited out the timeout."""
-    done = subprocess.run([sys.executable, "-c", STDIN_FLOOD], capture_output=True, text=True, timeout=120)
+@pytest.mark.parametrize("first", [(), ("import os\nos._exit(1)",)], ids=["fresh", "restarted"])
+def test_the_stdin_channel_cannot_be_flooded_and_input_fails_at_once(first):
+    """Measured before: 300 input requests of 3 MB grew the grader 864 MiB, and input() waited out the timeout.
+    A kernel restarted after a death is connected the same way (nbclient's restart used to open every channel)."""
+    script = STDIN_FLOOD.replace("FIRST", repr(first))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout)
-    assert result["runs"] == [["ok", "", ""], ["error", "StdinNotImplementedError",
+    assert [run[0] for run in result["runs"][:len(first)]] == ["died"] * len(first)
+    assert result["runs"][len(first):] == [["ok", "", ""], ["error", "StdinNotImplementedError",
                                                "input() cannot be answered while grading"], ["ok", "", ""]]
     assert result["grown"] < 60, f"the grader's memory peaked {result['grown']} MiB above its start"
 

@@ -94,15 +94,30 @@ class Kernel:
         try:
             await self.km.start_kernel(cwd=self.workdir, extra_arguments=["--HistoryManager.hist_file=:memory:"],
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            self.kc = self.km.client()
-            # only shell and iopub, both capped: no stdin (input() then fails at once instead of waiting for an
-            # answer), no control or heartbeat socket a kernel could flood (interrupts and shutdowns go by signal)
-            self.kc.start_channels(stdin=False, hb=False, control=False)
-            await self.kc.wait_for_ready(timeout=timeout)
+            await self._connect(timeout)
         except BaseException:
             await self.stop()
             raise
         return self
+
+    async def restart(self, timeout: float = 60.0) -> None:
+        """Replace a dead or stuck kernel process with a fresh one, in the same sandbox, and reconnect."""
+        self.client.stop_channels()
+        await self.km.restart_kernel(now=True)
+        await self._connect(timeout)
+
+    async def _connect(self, timeout: float) -> None:
+        self.kc = self.km.client()
+        # only shell and iopub, both capped: no stdin (input() then fails at once instead of waiting for an
+        # answer), no control or heartbeat socket a kernel could flood (interrupts and shutdowns go by signal)
+        self.kc.start_channels(stdin=False, hb=False, control=False)
+        await self.kc.wait_for_ready(timeout=timeout)
+
+    @property
+    def client(self) -> CappedKernelClient:
+        """The connected kernel client."""
+        assert isinstance(self.kc, CappedKernelClient), "the kernel is not started"
+        return self.kc
 
     async def stop(self) -> None:
         """Kill the kernel and everything it started, and remove its folders."""
