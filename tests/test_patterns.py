@@ -39,7 +39,7 @@ def test_registry_keeps_seed_001_table_plus_agent_as_tool():
     assert PATTERNS["handoff"].risk == "pérdida de contexto"
     assert PATTERNS["escalation"].context == "destilado + decisión pedida"
     assert PATTERNS["subagent"].risk == "el padre se bloquea"
-    assert {n for n, p in PATTERNS.items() if not p.control_returns} == {"router", "handoff"}
+    assert {n for n, p in PATTERNS.items() if not p.control_returns} == {"router", "handoff", "escalation"}
     assert PATTERNS["agent_as_tool"].answers_user == PATTERNS["agent_as_tool"].owner_after == "el orquestador"
 
 

@@ -1,4 +1,8 @@
-"""The course's descriptions of the patterns, and seed 002's checklists, in Spanish. Lesson 01."""
+"""The course's descriptions of the patterns, and seed 002's checklists, in Spanish. Lesson 01.
+
+Escalation is seed 001's: a handoff upward, so control does not come back; the upper level owns
+the task, and handing it back down is another handoff.
+"""
 
 from ..patterns import Pattern
 
@@ -8,8 +12,8 @@ PATTERNS = {p.name: p for p in (
     Pattern("handoff", "Handoff", "durante la ejecución", "el agente en curso", "destilado del trabajo hecho",
             "el receptor", "el receptor", False, "pérdida de contexto"),
     Pattern("escalation", "Escalamiento", "durante, al topar un límite", "el agente o un coordinador",
-            "destilado + decisión pedida", "el nivel superior, hasta que decide",
-            "el agente que escaló, con la decisión", True, "escalar tarde"),
+            "destilado + decisión pedida", "el nivel superior (un agente senior o un humano)",
+            "el nivel superior, o quien reciba la tarea de vuelta", False, "escalar tarde"),
     Pattern("subagent", "Subagente", "durante, como llamada", "el padre (que espera)",
             "especificación de la subtarea", "el padre", "el padre", True, "el padre se bloquea"),
     Pattern("agent_as_tool", "Agente como tool", "durante, como llamada a una tool",
