@@ -58,10 +58,21 @@ def _reported_expected(assembly: Assembly, runs: list[CellRun]) -> Reference:
     return reference
 
 
-def _manual(source: NotebookNode, assembly: Assembly) -> list[ManualResult]:
-    """The manually graded cells, pending, each with the answer that was graded (never executed)."""
-    return [ManualResult(gid, points(cell), answer=assembly.notebook.cells[assembly.positions[gid]].source)
-            for cell in source.cells if is_manual(cell) and (gid := grade_id(cell)) in assembly.positions]
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _manual(source: NotebookNode, assembly: Assembly, student: NotebookNode) -> list[ManualResult]:
+    """The manually graded cells, each with the answer that was graded (never executed): pending, or 0 when the
+    answer is the student version's stub untouched or empty (nbgrader scores such a cell 0 as well)."""
+    stubs = {grade_id(c): _words(c.source) for c in student.cells if grade_id(c)}
+    results = []
+    for cell in source.cells:
+        if is_manual(cell) and (gid := grade_id(cell)) in assembly.positions:
+            answer = assembly.notebook.cells[assembly.positions[gid]].source
+            untouched = _words(answer) in ("", stubs.get(gid, ""))
+            results.append(ManualResult(gid, points(cell), 0.0 if untouched else None, answer, untouched))
+    return results
 
 
 def feedback_notebook(assembly: Assembly, student: NotebookNode, report: Report) -> NotebookNode:
@@ -123,7 +134,7 @@ def grade_notebooks(source: NotebookNode, submission: NotebookNode, *, limits: L
         scrub.run(run)  # before any message is shortened or joined into one line
     notes = assembly.notes + ([VISIBLE_ONLY_NOTE] if visible_only else [])
     report = Report(submission=names[1], source=names[0], tampered=assembly.tampered, notes=notes,
-                    suspicious=suspicious, manual=_manual(source, assembly),
+                    suspicious=suspicious, manual=_manual(source, assembly, student),
                     **_results(source, assembly, runs, codes, reference))
     return report, feedback_notebook(assembly, student, report)
 

@@ -78,7 +78,7 @@ def import_marks(scores: str | Path, out: str | Path) -> list[dict[str, str]]:
         report = Report.from_dict(saved["report"])
         for cell in report.manual:
             if cell.grade_id == gid:
-                cell.points = value
+                cell.mark(value)
         saved["report"] = report.to_dict()
         saved["row"].update(manual_columns(saved["report"]))
         changed[submission] = saved["row"]

@@ -18,11 +18,12 @@ from .messages import Message
 from .metadata import grade_id
 
 STATUS_MARK = {"passed": "✔", "failed": "✘", "timeout": "⏱", "died": "☠", "not-run": "…", "pending": "✎",
-               "graded": "✎"}
+               "graded": "✎", "unanswered": "∅"}
 STATUS_ES = {"passed": "superado", "failed": "fallido", "timeout": "tiempo agotado", "died": "el kernel murió",
-             "not-run": "no ejecutado", "pending": "pendiente", "graded": "calificado"}
+             "not-run": "no ejecutado", "pending": "pendiente", "graded": "calificado", "unanswered": "sin responder"}
 """Each status as the student reads it on the feedback page (the table and the JSON keep the English word)."""
 BY_HAND = "se califica a mano"
+UNANSWERED_ES = "sin responder: la celda sigue como se entregó, vale 0 sin nota a mano"
 
 
 def printable(text: str) -> str:
@@ -45,16 +46,27 @@ class TestResult:
 
 @dataclass
 class ManualResult:
-    """A manually graded cell: pending until the instructor's mark is imported (``grader manual import``)."""
+    """A manually graded cell: pending until the instructor's mark is imported (``grader manual import``).
+
+    An answer left as the student version's stub scores 0 without a mark, as in nbgrader; an
+    imported mark still replaces that 0.
+    """
 
     grade_id: str
     max_points: float
     points: float | None = None  # None while pending
     answer: str = ""  # what the student wrote, for the instructor to read
+    unanswered: bool = False  # the stub, untouched (or nothing at all): 0 points until a mark says otherwise
 
     @property
     def status(self) -> str:
-        return "pending" if self.points is None else "graded"
+        if self.points is None:
+            return "pending"
+        return "unanswered" if self.unanswered else "graded"
+
+    def mark(self, points: float) -> None:
+        """The instructor's mark for this cell."""
+        self.points, self.unanswered = points, False
 
     def shown_points(self) -> str:
         return f"{'-' if self.points is None else format(self.points, 'g')}/{self.max_points:g}"
@@ -108,8 +120,8 @@ class Report:
                    tampered=list(data.get("tampered", [])), notes=list(data.get("notes", [])),
                    solution_errors=list(data.get("solution_errors", [])),
                    other_errors=list(data.get("other_errors", [])), suspicious=list(data.get("suspicious", [])),
-                   manual=[ManualResult(m["grade_id"], m["max_points"], m.get("points"), m.get("answer", ""))
-                           for m in data.get("manual", [])])
+                   manual=[ManualResult(m["grade_id"], m["max_points"], m.get("points"), m.get("answer", ""),
+                                        bool(m.get("unanswered", False))) for m in data.get("manual", [])])
 
     def to_json(self) -> str:
         """The report as stable, readable JSON text."""
@@ -119,7 +131,8 @@ class Report:
         """A plain-text table: exercise, points, status, feedback; no control character reaches the terminal."""
         rows = [(printable(r.grade_id), f"{r.points:g}/{r.max_points:g}", r.status, printable(r.feedback))
                 for r in self.exercises]
-        rows += [(m.grade_id, m.shown_points(), m.status, "graded by hand") for m in self.manual]
+        rows += [(m.grade_id, m.shown_points(), m.status, "not answered: 0 without a mark" if m.unanswered
+                  else "graded by hand") for m in self.manual]
         header = ("exercise", "points", "status", "feedback")
         widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(3)]
         lines = ["  ".join(str(cell).ljust(width) for cell, width in zip(row[:3], widths, strict=True))
@@ -251,7 +264,8 @@ def feedback_html(report: Report, notebook: NotebookNode) -> str:
              "status": STATUS_ES.get(r.status, r.status), "feedback": spanish_feedback(r),
              "anchor": anchor(r.grade_id), "failed": r.status != "passed"} for r in report.exercises]
     rows += [{"grade_id": m.grade_id, "points": m.shown_points(), "mark": STATUS_MARK.get(m.status, ""),
-              "status": STATUS_ES.get(m.status, m.status), "feedback": BY_HAND, "anchor": "", "failed": False}
+              "status": STATUS_ES.get(m.status, m.status), "feedback": UNANSWERED_ES if m.unanswered else BY_HAND,
+              "anchor": "", "failed": m.unanswered}
              for m in report.manual]
     cells = []
     for cell in notebook.cells:

@@ -189,7 +189,8 @@ def test_a_report_round_trips_through_its_dict():
     report = Report("alice.ipynb", "s.ipynb", exercises=[TestResult("t1", 1, 1, "passed"),
                                                          TestResult("t2", 0, 2, "failed", "AssertionError: x")],
                     tampered=[{"grade_id": "t1", "problem": "edited"}], notes=["n"], suspicious=["frames"],
-                    manual=[ManualResult("essay", 3, answer="texto"), ManualResult("other", 2, 1.5)])
+                    manual=[ManualResult("essay", 3, answer="texto"), ManualResult("other", 2, 1.5),
+                            ManualResult("blank", 2, 0.0, unanswered=True)])
     data = report.to_dict()
     again = Report.from_dict(data)
     assert again == report and again.to_dict() == data

@@ -58,7 +58,7 @@ def answered(student: nbformat.NotebookNode, text: str) -> nbformat.NotebookNode
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    """A batch of two submissions (one answered, one blank), graded once for the module."""
+    """A batch of three submissions (two answered, one blank), graded once for the module."""
     root = tmp_path_factory.mktemp("manual")
     source = make_source()
     (root / "source.ipynb").write_text(dumps(source), encoding="utf-8")
@@ -66,6 +66,7 @@ def graded(tmp_path_factory):
     subs = root / "subs"
     subs.mkdir()
     (subs / "ana.ipynb").write_text(dumps(answered(student, "El tiempo mejora porque <b>x</b>")), encoding="utf-8")
+    (subs / "bob.ipynb").write_text(dumps(answered(student, "Otra lectura de la medición")), encoding="utf-8")
     (subs / "blank.ipynb").write_text(dumps(student), encoding="utf-8")
     rows = batch(subs, root / "source.ipynb", root / "out", workers=1, limits=Limits(), progress=False)
     return root, rows
@@ -100,6 +101,18 @@ def test_manual_cell_is_pending_apart_from_the_auto_score(tmp_path):
     assert "explain" in page and "-/3" in page and "pendiente" in page and "Mi análisis" in page
 
 
+@pytest.mark.parametrize("answer", [TEXT_STUB, f"  {TEXT_STUB}\n\n", ""], ids=["stub", "stub-respaced", "empty"])
+def test_an_untouched_or_empty_written_answer_scores_0_without_a_mark(answer):
+    """As in nbgrader: the stub left as it was released is no answer; it is not left pending for the instructor."""
+    source = make_source()
+    report, feedback_nb = grade_notebooks(source, answered(student_version(source), answer), limits=Limits())
+    assert [(m.points, m.status, m.unanswered) for m in report.manual] == [(0.0, "unanswered", True)]
+    assert report.manual_pending == [] and json.loads(report.to_json())["manual"][0]["status"] == "unanswered"
+    assert "not answered: 0 without a mark" in report.table()
+    page = feedback_html(report, feedback_nb)
+    assert "0/3" in page and "sin responder" in page
+
+
 def test_course_check_leaves_manual_cells_out_of_full_marks_and_zero(tmp_path):
     source = make_source()
     (tmp_path / "solution.ipynb").write_text(dumps(source), encoding="utf-8")
@@ -115,7 +128,8 @@ def test_batch_lists_pending_manual_points(graded):
     ana, blank = rows["ana.ipynb"], rows["blank.ipynb"]
     assert (ana["score"], ana["max_score"], ana["manual_pending"], ana["manual_max"]) == ("2", "2", "explain:3", "3")
     assert (ana["manual_score"], ana["total_score"], ana["total_max"]) == ("", "", "5")
-    assert (blank["score"], blank["manual_pending"]) == ("0", "explain:3")
+    assert (blank["score"], blank["manual_pending"], blank["manual_score"], blank["total_score"]) == ("0", "", "0", "0")
+    assert rows["bob.ipynb"]["manual_pending"] == "explain:3"
     saved = json.loads((root / "out" / "reports" / "ana.json").read_text(encoding="utf-8"))
     assert saved["report"]["manual"][0]["answer"] == "El tiempo mejora porque <b>x</b>"
 
@@ -176,15 +190,19 @@ def test_import_merges_marks_without_running_anything(graded, tmp_path, monkeypa
     ana, blank = rows["ana.ipynb"], rows["blank.ipynb"]
     assert (ana["score"], ana["max_score"], ana["manual_pending"]) == ("2", "2", "")
     assert (ana["manual_score"], ana["manual_max"], ana["total_score"], ana["total_max"]) == ("2.5", "3", "4.5", "5")
-    assert (blank["manual_pending"], blank["total_score"]) == ("explain:3", "")
+    assert (blank["manual_pending"], blank["total_score"]) == ("", "0")
+    assert (rows["bob.ipynb"]["manual_pending"], rows["bob.ipynb"]["total_score"]) == ("explain:3", "")
     saved = json.loads((out / "reports" / "ana.json").read_text(encoding="utf-8"))
     assert saved["report"]["manual"][0]["points"] == 2.5 and saved["report"]["manual"][0]["status"] == "graded"
     assert saved["report"]["score"] == 2 and saved["report"]["manual_pending"] == []
-    # a later file completes the class; the earlier mark stays
-    scores = write_scores(tmp_path / "more.csv", ["blank.ipynb,explain,0"])
+    # a later file completes the class, and a mark replaces an unanswered cell's 0; the earlier mark stays
+    scores = write_scores(tmp_path / "more.csv", ["bob.ipynb,explain,1", "blank.ipynb,explain,0.5"])
     assert main(["manual", "import", str(scores), "--out", str(out)]) == 0
     rows = rows_of(out / "grades.csv")
-    assert rows["blank.ipynb"]["total_score"] == "0" and rows["ana.ipynb"]["total_score"] == "4.5"
+    assert (rows["bob.ipynb"]["total_score"], rows["ana.ipynb"]["total_score"]) == ("3", "4.5")
+    assert rows["blank.ipynb"]["total_score"] == "0.5"
+    saved = json.loads((out / "reports" / "blank.json").read_text(encoding="utf-8"))
+    assert saved["report"]["manual"][0]["status"] == "graded" and not saved["report"]["manual"][0]["unanswered"]
 
 
 def test_real_nbgrader_releases_the_same_stub_and_leaves_it_for_manual_grading(tmp_path):
