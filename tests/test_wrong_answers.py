@@ -37,7 +37,7 @@ CODE = re.compile(r"```python\n(.*?)```", re.DOTALL)
 # tests catch (strict: fixing one fails the test until its entry is removed here).
 CAUGHT_ONLY_BY_HIDDEN_TESTS: set[str] = set()
 KINDS = {"hard-coded", "delegation", "ignores-case", "other"}
-THIRD_PASS: set[str] = {"01", "02", "03", "04", "05", "07", "08", "09"}
+THIRD_PASS: set[str] = {"01", "02", "03", "04", "05", "07", "08", "09", "10"}
 
 
 def written(key: str):
