@@ -117,3 +117,12 @@ def test_long_diagram_texts_are_wrapped_whole_and_have_a_text_version():
     markdown = chain._repr_markdown_()
     assert markdown.startswith("```mermaid\n") and "<summary>El diagrama en texto</summary>" in markdown
     assert f"policy_agent responde a usuario: {' '.join(chain.answer.split())}" in diagram.fallback
+
+
+def test_semicolons_and_hashes_reach_the_diagram_as_entity_codes():
+    """Mermaid ends a statement at ``;`` and reads ``#`` as the start of an entity: both are written as codes."""
+    from handoffs.diagram import mermaid_sequence
+
+    diagram = mermaid_sequence(["a", "b"], [("call", "a", "b", "ticket #4812; urgente"), ("note", "a", "b", "x;y")])
+    assert "a->>b: ticket #35;4812#59; urgente" in diagram and "Note over a,b: x#59;y" in diagram
+    assert diagram.fallback.splitlines() == ["1. a -> b: ticket #4812; urgente", "2. (nota sobre a y b) x;y"]

@@ -217,6 +217,14 @@ def test_a_call_still_in_flight_is_not_a_split_pair():
     assert keep_pairs(copy.deepcopy(messages)) == [user("hola"), assistant(text_block("paso"))]
 
 
+def test_keep_pairs_returns_new_messages_and_leaves_its_input_alone():
+    messages = [user("hola"), assistant(tool_use_block("x", "f", {})), user([tool_result_block("y", "suelto")]),
+                assistant(text_block("fin"))]
+    before = copy.deepcopy(messages)
+    assert keep_pairs(messages) == [user("hola"), assistant(text_block("fin"))]
+    assert messages == before
+
+
 def test_filters_never_change_their_input():
     original = copy.deepcopy(SMALL)
     for f in (redact_secrets(), drop_system_prompts(), drop_tool_calls(keep=[]), keep_last_turns(1)):

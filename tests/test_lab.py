@@ -43,9 +43,24 @@ def test_the_evidence_can_be_checked_against_the_printed_data():
         assert " -> ".join(decision["route"]) in line and f"{decision['hops']} salto(s)" in line
     assert result["result"]["hops_per_ticket"] == {d["ticket"]: d["hops"] for d in result["decisions"]}
     cuts = [step for d in result["decisions"] for step in d["steps"] if step["kind"] == "cut"]
-    assert result["result"]["cycles_cut"] == len(cuts) and all(step["reason"].startswith("ciclo: ") for step in cuts)
+    cycles = [step for step in cuts if step["reason"].startswith("ciclo: ")]
+    limits = [step for step in cuts if step["reason"].startswith("límite de saltos")]
+    assert (result["result"]["cycles_cut"], result["result"]["hop_limit_cuts"]) == (len(cycles), len(limits))
+    assert len(cycles) + len(limits) == len(cuts)
     assert all(d["final_owner"] == "triage" for d in result["decisions"])  # one owner, back where it started
     assert len(result["limitations"]) >= 3
+
+
+def test_the_reference_run_has_a_ticket_cut_at_the_hop_limit_and_true_reasons():
+    """Seed 7 shows every rule of lesson 08 at work: a cycle cut, and a chain that reaches the hop limit."""
+    result = run_lab(seed=7)
+    assert result["result"]["cycles_cut"] >= 1 and result["result"]["hop_limit_cuts"] >= 1
+    assert result["result"]["max_hops_seen"] == result["inputs"]["max_hops"]
+    kinds = {t["ticket"]: t["kind"] for t in result["inputs"]["tickets"]}
+    for decision in result["decisions"]:  # a handoff's reason speaks of its own ticket, never of another's
+        reasons = " ".join(step["reason"] for step in decision["steps"] if step["kind"] == "handoff")
+        if kinds[decision["ticket"]] != "pago_502":
+            assert "pagos degradado" not in reasons, decision
 
 
 @pytest.mark.parametrize("args, message", [

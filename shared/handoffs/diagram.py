@@ -27,11 +27,13 @@ class MermaidSequence(str):
 
 
 def _clean(text: object) -> str:
-    return " ".join(re.sub(r"[;#]+", " ", str(text)).split())
+    return " ".join(str(text).split())
 
 
 def _label(text: object) -> str:
-    return "<br/>".join(textwrap.wrap(_clean(text), WRAP, break_long_words=False)) or " "
+    """A Mermaid label: wrapped, with ``;`` (which ends a statement) and ``#`` written as entity codes, kept."""
+    lines = textwrap.wrap(_clean(text), WRAP, break_long_words=False)
+    return "<br/>".join(re.sub(r"[;#]", lambda m: f"#{ord(m.group())};", line) for line in lines) or " "
 
 
 def _fallback_line(number: int, kind: str, source: str, target: str, text: str) -> str:

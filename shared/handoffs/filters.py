@@ -171,7 +171,9 @@ def keep_pairs(messages: Messages, pending: Iterable[str] = ()) -> Messages:
     tool calls, a result message dropped): the other half goes too, and so does a message
     left empty, until every pair is whole. A well-paired transcript passes unchanged, and
     so do the ``pending`` calls of its last message, still waiting for their results.
+    Returns new messages; the caller's list and messages are left as they were.
     """
+    messages = [dict(message) for message in messages]  # content lists are replaced below, never changed in place
     in_flight = set(pending)
     while True:
         changed = False

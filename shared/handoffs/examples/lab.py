@@ -23,6 +23,7 @@ from ..participants import Escalate, Finish, Handoff, Human, Participant, Progre
 from .ticket import TRIAGE_TO_INFRA, infra_tools
 
 LAB_KINDS = ("multiagent",)
+CYCLE = "ciclo"  # how the coordinator's reason for cutting a cycle begins (the other cut is the hop limit)
 TICKETS = 6
 HUMAN = "guardia"
 INFRA_TOOLS = tuple(infra_tools())
@@ -33,8 +34,9 @@ SCENARIOS = {
     "reembolso": "me cobraron dos veces la misma factura",
     "mal_ruteado": "no puedo descargar mis facturas y el panel da error 502",
     "receptor_inexistente": "necesito revisar el contrato de mi plan con legal",
+    "rebote": "el cobro de mi plan falló y no sé si es la tarjeta o la plataforma",
 }
-"""The four kinds of ticket the lab draws, with the request a merchant writes for each."""
+"""The five kinds of ticket the lab draws, with the request a merchant writes for each."""
 
 
 class LabError(UsageError, ValueError):
@@ -71,8 +73,8 @@ def _to_infra(task: Task, number: int, sender: str, reason: str) -> HandoffContr
 
 
 def _closes(_task: Task, got: Any) -> Finish:
-    """Triage closes the ticket with what came back to it."""
-    return Finish(f"cerrado: {got.resolution}")
+    """Triage closes the ticket with what came back to it: a resolution, or the human's decision."""
+    return Finish(f"cerrado: {getattr(got, 'resolution', None) or got.answer}")
 
 
 def _participants(kind: str, task: Task, approve: bool) -> list[Participant]:
@@ -97,10 +99,21 @@ def _participants(kind: str, task: Task, approve: bool) -> list[Participant]:
         infra = [Handoff(_to_billing(task, 3, "infra", "la descarga de facturas es de facturación")),
                  lambda _t, got: Return(f"{HUMAN}: {got.answer}")]
     elif kind == "receptor_inexistente":  # "legal" is not at the desk: the handoff comes back to repair
-        triage = [Handoff(_contract(task, 1, "triage", "legal")),
+        triage = [Handoff(_contract(task, 1, "triage", "legal", reason="el contrato del plan lo revisa legal",
+                                    next_objective="revisar el contrato del plan del comercio",
+                                    acceptance=["el comercio sabe qué dice su contrato"])),
                   lambda _t, got: Handoff(_to_billing(task, 2, "triage", "revisar el plan es de facturación")),
                   _closes]
         billing = [Return("plan revisado por facturación; legal no es un agente de la mesa")]
+    elif kind == "rebote":  # each one gives it back and triage tries the other: the fourth hop is past the limit
+        triage = [Handoff(_to_billing(task, 1, "triage", "un cobro fallido es de facturación")),
+                  lambda _t, got: Handoff(_to_infra(task, 2, "triage", f"facturación dice: {got.resolution}")),
+                  lambda _t, got: Handoff(_to_billing(task, 3, "triage", f"infra dice: {got.resolution}")),
+                  lambda _t, got: Handoff(_to_infra(task, 4, "triage", f"facturación insiste: {got.resolution}")),
+                  _closes]
+        billing = [Return("la tarjeta está vigente: es la plataforma"), Return("sigue sin ser la tarjeta")]
+        infra = [Return("la plataforma responde bien: es la tarjeta")]
+        answer = "se llama al comercio y se revisa el cobro con el banco"
     return [ScriptedAgent("triage", triage, tools=["read_tickets"]),
             ScriptedAgent("infra", infra, tools=INFRA_TOOLS),
             ScriptedAgent("billing", billing, tools=BILLING_TOOLS), Human(HUMAN, answers=[answer])]
@@ -143,7 +156,7 @@ def _run_multiagent(seed: int) -> dict[str, Any]:
         metrics = run.trace.metrics()
         rejections.update(metrics.rejections)
         attempts += metrics.attempts
-        cuts += [f"{run.task.task_id}: {e.reason}" for e in run.trace if e.kind == "cut"]
+        cuts += [e.reason for e in run.trace if e.kind == "cut"]
         humans += [run.task.task_id for e in run.trace if e.kind == "escalation" and e.receiver == HUMAN][:1]
     result = {
         "tickets": len(runs),
@@ -153,7 +166,8 @@ def _run_multiagent(seed: int) -> dict[str, Any]:
         "transfer_attempts": attempts,
         "rejections": dict(sorted(rejections.items())),
         "rejection_rate": round(sum(rejections.values()) / attempts, 3) if attempts else 0.0,
-        "cycles_cut": len(cuts),
+        "cycles_cut": sum(reason.startswith(CYCLE) for reason in cuts),
+        "hop_limit_cuts": sum(not reason.startswith(CYCLE) for reason in cuts),
         "escalated_to_human": sorted(set(humans)),
     }
     return {
@@ -168,7 +182,7 @@ def _run_multiagent(seed: int) -> dict[str, Any]:
             "Los agentes siguen un guion: no hay modelo, así que el laboratorio prueba el protocolo "
             "(dueño, saltos, rechazos, escalamiento), no la calidad de las decisiones de un modelo.",
             "El reloj es lógico (un paso por evento): los tiempos por dueño no son latencias reales.",
-            "Seis tickets de cuatro tipos fijos: la tasa de rechazo describe esta muestra, no una operación real.",
+            "Seis tickets de cinco tipos fijos: la tasa de rechazo describe esta muestra, no una operación real.",
             "La persona de guardia responde con un texto fijo; en producción hay que medir su demora y sus errores.",
             "Todo corre en un proceso y en memoria: no hay caídas, reintentos ni entregas duplicadas.",
         ],
@@ -189,7 +203,8 @@ def _evidence(runs: list[Coordination], result: dict[str, Any]) -> list[str]:
         facts.append(f"Rechazos por motivo: {result['rejections']} de {result['transfer_attempts']} intentos "
                      f"de transferencia (tasa {result['rejection_rate']}).")
     facts.append(f"Ningún ticket pasó de {result['max_hops_seen']} salto(s); el límite es "
-                 f"{MAX_HOPS}. Ciclos cortados: {result['cycles_cut']}.")
+                 f"{MAX_HOPS}. Ciclos cortados: {result['cycles_cut']}; cortes por el límite de saltos: "
+                 f"{result['hop_limit_cuts']}.")
     return facts
 
 
