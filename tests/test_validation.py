@@ -158,17 +158,17 @@ def test_a_resolver_that_raises_is_invalid_with_the_error_recorded():
 
 
 @pytest.mark.parametrize("value, field, words", [
-    ("{not json", "(root)", "not valid JSON"),
-    (b"\xff\xfe", "(root)", "not valid JSON"),
-    ("[1, 2]", "(root)", "got list"),
-    (42, "(root)", "got int"),
-    (None, "(root)", "got NoneType"),
-    ({**as_dict(), "version": 2}, "version", "version 2 is not supported"),
-    ({**as_dict(), "state_version": "3"}, "state_version", "valid integer"),
-    ({**as_dict(), "evidence": []}, "evidence", "at least 1 item"),
-    ({"from_agent": "triage", "state": "roto"}, "(root)", "'state' must be an object"),
-    ({**as_dict(), "version": True}, "version", "version True is not supported"),
-    ({**as_dict(), "authority": None}, "authority", "valid dictionary"),
+    ("{not json", "(root)", "no es JSON válido"),
+    (b"\xff\xfe", "(root)", "no es JSON válido"),
+    ("[1, 2]", "(root)", "no list"),
+    (42, "(root)", "no int"),
+    (None, "(root)", "no NoneType"),
+    ({**as_dict(), "version": 2}, "version", "versión de contrato 2 no está soportada"),
+    ({**as_dict(), "state_version": "3"}, "state_version", "debe ser un número entero"),
+    ({**as_dict(), "evidence": []}, "evidence", "al menos 1 elemento"),
+    ({"from_agent": "triage", "state": "roto"}, "(root)", "'state' de la versión 0 debe ser un objeto"),
+    ({**as_dict(), "version": True}, "version", "versión de contrato True no está soportada"),
+    ({**as_dict(), "authority": None}, "authority", "debe ser un objeto (un diccionario o un Authority)"),
 ])
 def test_wrong_shapes_are_invalid_with_the_field_and_the_reason(value, field, words):
     result = accept_handoff(value, **RECEIVER)
