@@ -56,14 +56,14 @@ def list_rooms() -> list[dict[str, Any]]:
 
 def _check(room: str, tier: str, hours: int) -> None:
     if room not in RATES_CENTS_PER_HOUR:
-        raise ReservoError(f"unknown room {room!r}; rooms are {sorted(RATES_CENTS_PER_HOUR)}")
+        raise ReservoError(f"sala desconocida {room!r}; las salas son {sorted(RATES_CENTS_PER_HOUR)}")
     tiers = RATES_CENTS_PER_HOUR[room]
     if tier not in tiers:
-        raise ReservoError(f"unknown tier {tier!r} for {room}; tiers are {sorted(tiers)}")
+        raise ReservoError(f"tier desconocido {tier!r} para {room}; los tiers son {sorted(tiers)}")
     if isinstance(hours, bool) or not isinstance(hours, int):
-        raise ReservoError(f"hours must be a whole number, got {hours!r}")
+        raise ReservoError(f"hours debe ser un número entero de horas; se recibió {hours!r}")
     if hours <= 0:
-        raise ReservoError(f"hours must be greater than 0, got {hours}")
+        raise ReservoError(f"hours debe ser mayor que 0; se recibió {hours}")
 
 
 def get_quote(room: Room, tier: Tier, hours: Hours) -> dict[str, int]:
@@ -90,8 +90,8 @@ def cancel_booking(booking_id: str) -> dict[str, str]:
     with _lock:
         booking = _bookings.get(booking_id)
         if booking is None:
-            raise ReservoError(f"unknown booking {booking_id!r}")
+            raise ReservoError(f"reserva desconocida {booking_id!r}")
         if booking["status"] == "cancelled":
-            raise ReservoError(f"booking {booking_id} is already cancelled")
+            raise ReservoError(f"la reserva {booking_id} ya está cancelada")
         booking["status"] = "cancelled"
     return {"booking_id": booking_id, "status": "cancelled"}

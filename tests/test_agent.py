@@ -39,7 +39,7 @@ from handoffs.examples.calculator import (
 from handoffs.tools import to_input_schema_format, to_parameters_format
 
 EXPECTED_EQUATION_TRACE = [
-    "helpful_assistant: handoff -> calculator_assistant (reason: " + HANDOFF_REASON + ")",
+    "helpful_assistant: handoff -> calculator_assistant (motivo: " + HANDOFF_REASON + ")",
     "calculator_assistant: tool power({'base': -5, 'exponent': 2}) -> 25",
     "calculator_assistant: tool subtract_numbers({'a': 25, 'b': 24}) -> 1",
     "calculator_assistant: tool square_root({'number': 1}) -> 1.0",
@@ -80,7 +80,7 @@ def test_equation_is_handed_off_and_solved_by_the_calculator():
     assert text.endswith("Answer:\nx = 2 or x = 3")
     lines = helpful.format_trace().splitlines()
     assert [line.strip() for line in lines[:-1]] == EXPECTED_EQUATION_TRACE
-    assert lines[-1].startswith("  calculator_assistant: answer 'I solved x² - 5x + 6 = 0")
+    assert lines[-1].startswith("  calculator_assistant: respuesta 'I solved x² - 5x + 6 = 0")
     assert calculator.last_trace is helpful.last_trace
     # the history returned is the calculator's: the question, seven tool rounds, the answer
     assert messages[0] == ask(EQUATION_QUESTION)[0]
@@ -107,8 +107,8 @@ def test_the_model_gets_the_handoff_tool_and_the_system_prompt():
     assert tool["name"] == "handoff"
     assert tool["input_schema"]["required"] == ["name", "reason"]
     assert tool["input_schema"]["properties"]["name"]["enum"] == ["calculator_assistant"]
-    assert "Available agents: ['calculator_assistant']" in tool["description"]
-    assert "Do NOT hand off general knowledge questions" in tool["description"]
+    assert "Agentes disponibles: ['calculator_assistant']" in tool["description"]
+    assert "NO hagas handoff de preguntas de cultura general" in tool["description"]
 
 
 def test_the_calculator_gets_its_six_schemas_and_no_handoff_tool():
@@ -128,9 +128,10 @@ def test_handoff_to_an_unknown_agent_is_a_tool_result_and_the_run_goes_on():
     assert text == "I will answer myself."
     assert messages[2] == {"role": "user", "content": [{
         "type": "tool_result", "tool_use_id": "h1", "is_error": True,
-        "content": "Handoff failed: Agent 'math_wizard' not found. Available agents: ['calculator_assistant']"}]}
-    assert str(helpful.last_trace[0]) == ("helpful_assistant: Handoff failed: Agent 'math_wizard' not found. "
-                                          "Available agents: ['calculator_assistant']")
+        "content": ("Handoff fallido: no existe el agente 'math_wizard'. "
+                    "Agentes disponibles: ['calculator_assistant']")}]}
+    assert str(helpful.last_trace[0]) == ("helpful_assistant: Handoff fallido: no existe el agente 'math_wizard'. "
+                                          "Agentes disponibles: ['calculator_assistant']")
     assert len(calculator.last_trace) == 0
 
 
@@ -147,23 +148,23 @@ def test_failing_and_unknown_tools_come_back_as_error_results():
     results = messages[2]["content"]
     assert all(result["is_error"] for result in results)
     assert [r["content"] for r in results] == [
-        "ValueError: cannot divide 1 by zero",
-        "ValueError: cannot take the square root of a negative number (-4)",
+        "ValueError: no se puede dividir 1 entre cero",
+        "ValueError: no se puede sacar la raíz cuadrada de un número negativo (-4)",
         "Tool desconocida 'logarithm'. Tools disponibles: " + str(sorted(MATH_TOOLS)),
     ]
-    assert str(agent.last_trace[0]) == "calc: tool divide_numbers({'a': 1, 'b': 0}) failed: " \
-                                       "ValueError: cannot divide 1 by zero"
+    assert str(agent.last_trace[0]) == "calc: tool divide_numbers({'a': 1, 'b': 0}) falló: " \
+                                       "ValueError: no se puede dividir 1 entre cero"
 
 
 def test_max_turns_raises_a_clear_error():
     loop = turn(tool_use_block("t", "power", {"base": 2, "exponent": 2}))
     agent = Agent("calc", model=[loop] * 3, tools=MATH_TOOLS, tool_schemas=CALCULATOR_SCHEMAS, max_turns=3)
-    with pytest.raises(MaxTurnsExceeded, match=r"'calc' reached max_turns=3 without a final answer"):
+    with pytest.raises(MaxTurnsExceeded, match=r"'calc' llegó a max_turns=3 sin una respuesta final"):
         agent.run(ask("?"))
 
 
 def test_a_final_turn_without_text_is_an_error():
-    with pytest.raises(AgentError, match="'quiet' ended its run without any text"):
+    with pytest.raises(AgentError, match="'quiet' terminó su ejecución sin ningún texto"):
         Agent("quiet", model=[turn(text_block("  "))]).run(ask("?"))
 
 
@@ -175,8 +176,8 @@ def test_a_handoff_cycle_stops_at_the_depth_guard():
     a = Agent("a", model=always_hand_off_to("b"))
     b = Agent("b", model=always_hand_off_to("a"), handoffs=[a])
     a.handoffs.append(b)
-    with pytest.raises(HandoffDepthExceeded, match="longer than 3 hops: a -> b -> a -> b -> a; "
-                                                   "the agents are probably handing off in a cycle"):
+    with pytest.raises(HandoffDepthExceeded, match="de más de 3 saltos: a -> b -> a -> b -> a; lo más probable "
+                                                   "es que los agentes se estén haciendo handoff en ciclo"):
         a.run(ask("?"))
     assert [event.kind for event in a.last_trace] == ["handoff"] * 4
 
@@ -236,7 +237,7 @@ def test_repr_names_the_tools_and_the_handoff_targets():
     assert repr(calculator) == ("Agent('calculator_assistant', tools=['sum_numbers', 'multiply_numbers', "
                                 "'subtract_numbers', 'divide_numbers', 'power', 'square_root'], handoffs=[])")
     helpful.run(ask(CAPITAL_QUESTION))
-    assert repr(helpful.last_trace) == "AgentTrace of 1 event(s):\n  helpful_assistant: answer 'Paris.'"
+    assert repr(helpful.last_trace) == "AgentTrace de 1 evento(s):\n  helpful_assistant: respuesta 'Paris.'"
 
 
 def test_schemas_convert_both_ways():
@@ -254,9 +255,10 @@ def test_schemas_convert_both_ways():
 
 
 @pytest.mark.parametrize("bad, error, message", [
-    ({"name": "power", "input_schema": "x"}, UsageError, "tool 'power': its input schema must be an object schema"),
-    ({"input_schema": {}}, UsageError, "a tool schema needs a name"),
-    ("power", UsageError, "a tool schema must be a dict, got str"),
+    ({"name": "power", "input_schema": "x"}, UsageError,
+     "tool 'power': su esquema de entrada debe ser un esquema de objeto"),
+    ({"input_schema": {}}, UsageError, "el esquema de una tool necesita un nombre"),
+    ("power", UsageError, "el esquema de una tool debe ser un dict, no str"),
 ])
 def test_malformed_schemas_are_refused_clearly(bad, error, message):
     with pytest.raises(error, match=message):
@@ -272,23 +274,23 @@ def test_handoff_schema_lists_the_targets():
 
 
 def test_construction_errors_are_clear():
-    with pytest.raises(UsageError, match="Agent 'x' needs a model"):
+    with pytest.raises(UsageError, match="el agente 'x' necesita un modelo"):
         Agent("x")
     other = Agent("twin", model=[])
-    with pytest.raises(UsageError, match="distinct names"):
+    with pytest.raises(UsageError, match="nombres distintos"):
         Agent("x", model=[], handoffs=[other, Agent("twin", model=[])])
     reserved = {"name": "handoff", "input_schema": {"type": "object"}}
-    with pytest.raises(UsageError, match="'handoff' is reserved"):
+    with pytest.raises(UsageError, match="'handoff' está reservado"):
         Agent("x", model=[], tool_schemas=[reserved], handoffs=[other])
 
 
 def test_calculator_tools():
     assert divide_numbers(6, 2) == 3.0 and power(-5, 2) == 25 and square_root(1) == 1.0
-    with pytest.raises(ValueError, match="cannot divide 6 by zero"):
+    with pytest.raises(ValueError, match="no se puede dividir 6 entre cero"):
         divide_numbers(6, 0)
-    with pytest.raises(ValueError, match=r"negative number \(-1\)"):
+    with pytest.raises(ValueError, match=r"número negativo \(-1\)"):
         square_root(-1)
-    with pytest.raises(ValueError, match="has no real result"):
+    with pytest.raises(ValueError, match="no tiene resultado real"):
         power(-8, 0.5)
     assert [s["name"] for s in CALCULATOR_SCHEMAS] == list(MATH_TOOLS)
 
@@ -301,5 +303,5 @@ def test_calculator_script_calls_the_seven_tools_of_the_lesson():
 
 def test_scripted_helpful_model_refuses_an_unknown_question():
     helpful, _ = build_calculator_example()
-    with pytest.raises(ScriptExhausted, match="no script for the question 'What is 2 \\+ 2\\?'.*HANDOFFS_MODEL"):
+    with pytest.raises(ScriptExhausted, match="no tiene guion para la pregunta 'What is 2 \\+ 2\\?'.*HANDOFFS_MODEL"):
         helpful.run(ask("What is 2 + 2?"))

@@ -72,7 +72,7 @@ def test_no_handoff_means_the_sender_answers_alone():
 
 
 def test_missing_receiver_model_is_a_clear_error():
-    with pytest.raises(ChainError, match="no model for 'policy_agent'"):
+    with pytest.raises(ChainError, match="no hay modelo para 'policy_agent'"):
         run_handoff_chain(COMPOUND_REQUEST, "booking_agent", {"booking_agent": booking_model()}, SPECIALISTS,
                           compose_answer)
 
@@ -94,7 +94,7 @@ def test_diagram_is_drawn_from_the_run():
 
 
 def test_no_show_charge_rejects_nonsense():
-    with pytest.raises(ValueError, match="whole number of cents"):
+    with pytest.raises(ValueError, match="número entero de centavos"):
         no_show_charge(-1)
     with pytest.raises(ValueError):
         no_show_charge("6000")
@@ -104,7 +104,7 @@ def test_a_receiver_that_hands_off_again_needs_the_coordinator():
     from handoffs import HANDOFF_TOOL_NAME, tool_use_block
     bounce = turn(tool_use_block("p1", HANDOFF_TOOL_NAME, {"receiver": "pricing_agent", "reason": "r", "task": "t"}))
     models = {"booking_agent": booking_model(), "policy_agent": ScriptedModel([bounce])}
-    with pytest.raises(ChainError, match="policy_agent handed off again to pricing_agent"):
+    with pytest.raises(ChainError, match="policy_agent volvió a hacer handoff, a pricing_agent"):
         run_handoff_chain(COMPOUND_REQUEST, "booking_agent", models, SPECIALISTS, compose_answer)
 
 

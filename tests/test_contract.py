@@ -159,7 +159,7 @@ def test_evidence_and_acceptance_need_at_least_one_real_entry(changes, location)
 
 def test_created_at_without_time_zone_is_refused():
     assert error_locations(with_(created_at="2026-07-30T09:58:00")) == {"created_at"}
-    with pytest.raises(ValidationError, match="time zone"):
+    with pytest.raises(ValidationError, match="zona horaria"):
         parse_contract(with_(created_at=datetime(2026, 7, 30, 9, 58)))
 
 
@@ -186,7 +186,8 @@ def test_legacy_version_zero_payload_migrates():
 
 
 def test_a_newer_version_is_refused_with_a_clear_reason():
-    with pytest.raises(UnsupportedVersion, match=r"contract version 2 is not supported: this receiver reads version 1"):
+    with pytest.raises(UnsupportedVersion,
+                       match=r"la versión de contrato 2 no está soportada: este receptor lee la versión 1"):
         parse_contract(with_(version=2))
 
 
@@ -199,7 +200,7 @@ def test_a_payload_without_version_is_version_1_as_the_schema_says():
 
 @pytest.mark.parametrize("version", [True, False, "1", 1.0, 0.5, None, [1]])
 def test_a_version_that_is_not_a_whole_number_is_refused(version):
-    with pytest.raises(UnsupportedVersion, match="not supported"):
+    with pytest.raises(UnsupportedVersion, match="no está soportada"):
         parse_contract(with_(version=version))
 
 
@@ -230,7 +231,7 @@ def test_legacy_escalation_keeps_urgency_and_decision_requested():
 
 
 def test_a_legacy_payload_with_a_broken_state_is_an_invalid_contract():
-    with pytest.raises(InvalidContract, match="'state' must be an object, got str"):
+    with pytest.raises(InvalidContract, match="'state' de la versión 0 debe ser un objeto, no str"):
         parse_contract({"from_agent": "triage", "state": "roto"})
 
 
@@ -247,7 +248,7 @@ def test_fields_beyond_the_documented_sizes_are_refused(changes, location):
 
 
 def test_json_text_beyond_the_size_limit_is_refused_before_parsing():
-    with pytest.raises(InvalidContract, match=f"at most {MAX_CONTRACT_CHARS}"):
+    with pytest.raises(InvalidContract, match=f"como máximo {MAX_CONTRACT_CHARS}"):
         parse_contract(" " * (MAX_CONTRACT_CHARS + 1))
 
 

@@ -191,7 +191,7 @@ def test_cycle_a_b_a_is_cut_and_escalated():
 
 def test_without_a_human_a_cut_is_an_error():
     a = ScriptedAgent("a", [Handoff(contract("h-aa", "a", "a"))], tools=INFRA_TOOLS)
-    with pytest.raises(CoordinationError, match="ciclo: a -> a, and there is no human"):
+    with pytest.raises(CoordinationError, match="ciclo: a -> a, y no hay ningún humano"):
         Coordinator([a]).run(Task("TCK-4812", "x", owner="a"))
 
 
@@ -240,17 +240,17 @@ def test_a_repeated_handoff_is_skipped_not_cut():
 
 def test_only_the_owner_may_hand_off():
     triage = ScriptedAgent("triage", [Handoff(contract("TCK-4812-H1", "infra", "triage"))])
-    with pytest.raises(CoordinationError, match="the contract says it is sent by 'infra'"):
+    with pytest.raises(CoordinationError, match="el contrato dice que el emisor es 'infra'"):
         Coordinator([triage, ScriptedAgent("infra", [])]).run(TICKET)
 
 
 def test_a_script_that_runs_out_and_a_run_that_never_ends_are_errors():
-    with pytest.raises(CoordinationError, match="agent 'triage' has no outcome for step 0"):
+    with pytest.raises(CoordinationError, match="el agente 'triage' no tiene resultado para el paso 0"):
         Coordinator([ScriptedAgent("triage", [])]).run(TICKET)
     busy = ScriptedAgent("triage", [Progress("pensando")] * 10)
-    with pytest.raises(CoordinationError, match="not finished after 5 steps"):
+    with pytest.raises(CoordinationError, match="no terminó después de 5 pasos"):
         Coordinator([busy], max_steps=5).run(TICKET)
-    with pytest.raises(ValueError, match="escalation block"):
+    with pytest.raises(ValueError, match="bloque escalation"):
         Escalate(contract("h", "infra", "guardia"))
 
 

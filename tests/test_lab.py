@@ -65,7 +65,7 @@ def test_the_reference_run_has_a_ticket_cut_at_the_hop_limit_and_true_reasons():
 
 @pytest.mark.parametrize("args, message", [
     (["--seed", "siete"], "lab.py: --seed must be an integer, got 'siete'\n"),
-    (["--kind", "router"], "lab.py: unknown lab kind 'router'; kinds are ['multiagent']\n"),
+    (["--kind", "router"], "lab.py: tipo de laboratorio desconocido 'router'; los tipos son ['multiagent']\n"),
 ])
 def test_bad_arguments_are_one_line_and_exit_2(args, message):
     done = lab(*args, check=False)
@@ -85,11 +85,11 @@ def test_a_bad_extension_is_refused_in_one_line(tmp_path):
     path.write_text(json.dumps({**EXTENSION, "score": 100}), encoding="utf-8")
     done = lab("--extension", str(path), check=False)
     assert done.returncode == 2 and done.stdout == "" and done.stderr.count("\n") == 1
-    assert "score: Extra inputs are not permitted" in done.stderr
+    assert "score: campo desconocido: no está permitido aquí" in done.stderr
 
 
 def test_the_library_refuses_what_it_cannot_run():
-    with pytest.raises(LabError, match="the seed must be an integer"):
+    with pytest.raises(LabError, match="la semilla debe ser un número entero"):
         run_lab("multiagent", seed="7")
-    with pytest.raises(LabError, match="unknown lab kind"):
+    with pytest.raises(LabError, match="tipo de laboratorio desconocido"):
         run_lab("supervisor", seed=1)

@@ -17,18 +17,18 @@ def test_scripted_model_replays_copies():
 
 def test_exhausted_script_names_the_step():
     model = ScriptedModel([turn(text_block("hola"))], name="tiny")
-    with pytest.raises(ScriptExhausted, match="'tiny' has no turn for step 1: its script has 1 turn"):
+    with pytest.raises(ScriptExhausted, match="'tiny' no tiene turno para el paso 1: su guion tiene 1 turno"):
         model[1]
-    with pytest.raises(ScriptExhausted, match="no turn for step 2: it has 2 turn"):
+    with pytest.raises(ScriptExhausted, match="no tiene turno para el paso 2: tiene 2 turno"):
         next_turn(list(BOOKING_TURNS), 2, [])
 
 
 @pytest.mark.parametrize("bad, message", [
-    ({"stop_reason": "done", "content": [text_block("x")]}, "stop_reason must be one of"),
-    ({"stop_reason": "end_turn", "content": []}, "non-empty list"),
-    ({"stop_reason": "tool_use", "content": [text_block("x")]}, "no block is a tool_use"),
-    ({"stop_reason": "tool_use", "content": [{"type": "tool_use", "name": "x", "input": {}}]}, r"lacks \['id'\]"),
-    ({"stop_reason": "end_turn", "content": [{"type": "image"}]}, "unknown type 'image'"),
+    ({"stop_reason": "done", "content": [text_block("x")]}, "stop_reason debe ser uno de"),
+    ({"stop_reason": "end_turn", "content": []}, "lista de bloques no vacía"),
+    ({"stop_reason": "tool_use", "content": [text_block("x")]}, "ningún bloque es un tool_use"),
+    ({"stop_reason": "tool_use", "content": [{"type": "tool_use", "name": "x", "input": {}}]}, r"le falta \['id'\]"),
+    ({"stop_reason": "end_turn", "content": [{"type": "image"}]}, "tipo desconocido 'image'"),
 ])
 def test_malformed_turns_are_refused_at_construction(bad, message):
     with pytest.raises(InvalidTurn, match=message):

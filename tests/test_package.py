@@ -26,12 +26,12 @@ def test_context_defaults_are_not_shared():
 
 
 @pytest.mark.parametrize("data, message", [
-    ("[1, 2]", "must be a JSON object"),
-    ("{not json", "not valid JSON"),
-    ('{"sender": "a", "receiver": "b", "reason": "r"}', "task: missing"),
-    ('{"sender": "a", "receiver": "", "reason": "r", "task": "t"}', "receiver: must be a non-empty string"),
-    ('{"sender": "a", "receiver": "b", "reason": "r", "task": "t", "context": []}', "context: must be an object"),
-    ('{"sender": "a", "receiver": "b", "reason": "r", "task": "t", "extra": 1}', "extra: unknown field"),
+    ("[1, 2]", "debe ser un objeto JSON"),
+    ("{not json", "no es JSON válido"),
+    ('{"sender": "a", "receiver": "b", "reason": "r"}', "task: falta este campo obligatorio"),
+    ('{"sender": "a", "receiver": "", "reason": "r", "task": "t"}', "receiver: debe ser un texto no vacío"),
+    ('{"sender": "a", "receiver": "b", "reason": "r", "task": "t", "context": []}', "context: debe ser un objeto"),
+    ('{"sender": "a", "receiver": "b", "reason": "r", "task": "t", "extra": 1}', "extra: campo desconocido"),
 ])
 def test_from_json_rejects_bad_packages_clearly(data, message):
     with pytest.raises(InvalidPackage, match=message):

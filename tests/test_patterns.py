@@ -61,7 +61,7 @@ def test_comparison_table_renders_markdown():
 
 
 def test_comparison_table_names_an_unknown_pattern():
-    with pytest.raises(KeyError, match="unknown pattern.*'supervisor'"):
+    with pytest.raises(KeyError, match="patrón\\(es\\) desconocido\\(s\\).*'supervisor'"):
         comparison_table(PATTERNS, ["handoff", "supervisor"])
 
 
@@ -131,15 +131,15 @@ def test_router_decides_before_work_and_its_choice_answers():
     assert (run.pattern, run.owner, run.router, run.calls) == ("router", "booking_agent", "router", ())
     assert run.messages[0] == {"role": "user", "content": COMPOUND_REQUEST}
     diagram = run.diagram()
-    assert "    router->>booking_agent: route: booking_agent" in diagram
+    assert "    router->>booking_agent: enruta: booking_agent" in diagram
     assert "    Note over router,booking_agent: booking_agent pasa a ser dueño de la tarea" in diagram
     assert diagram.splitlines()[-1] == "    booking_agent-->>usuario: Focus pro por 3 h cuesta 6000 centavos."
 
 
 def test_router_errors_are_clear():
-    with pytest.raises(UsageError, match="router chose 'billing_agent'"):
+    with pytest.raises(UsageError, match="router eligió 'billing_agent'"):
         run_routed("?", lambda q: "billing_agent", {}, SPECIALISTS)
-    with pytest.raises(KeyError, match="no model for 'policy_agent'"):
+    with pytest.raises(KeyError, match="no hay modelo para 'policy_agent'"):
         run_routed("?", lambda q: "policy_agent", {"booking_agent": booking_model()}, SPECIALISTS)
 
 
@@ -171,7 +171,7 @@ def test_a_subagent_is_called_the_same_way_and_the_parent_answers():
     assert (run.pattern, run.owner) == ("subagent", "booking_agent")
     assert run.messages[4]["content"][0]["content"].startswith("{'booking_id': 'BK-0001'")
     assert run.calls[0].messages[2]["content"][1]["content"] == "{'price_cents': 10400}"
-    with pytest.raises(UsageError, match="not 'handoff'"):
+    with pytest.raises(UsageError, match="no 'handoff'"):
         run_with_agent_tools("?", "booking_agent", {}, [], SPECIALISTS, pattern="handoff")
 
 

@@ -44,7 +44,7 @@ needs_openai = needs("openai", "openai")
 needs_gemini = needs("google.genai", "google-genai")
 
 QUESTION = "What are 2 ** 10 and 1 / 0?"
-DIVIDE_ERROR = "ValueError: cannot divide 1 by zero"
+DIVIDE_ERROR = "ValueError: no se puede dividir 1 entre cero"
 
 
 @pytest.fixture
@@ -226,7 +226,7 @@ def test_a_live_helpful_assistant_hands_off_to_the_scripted_calculator(server, p
     (body,) = server.bodies()
     assert sent_handoff_enum(provider, body) == ("handoff", ["calculator_assistant"])
     assert str(helpful.last_trace[0]) == (
-        "helpful_assistant: handoff -> calculator_assistant (reason: it is an equation)")
+        "helpful_assistant: handoff -> calculator_assistant (motivo: it is an equation)")
 
 
 ENV_CASES = [
@@ -268,7 +268,7 @@ def test_model_from_env_returns_the_default_when_unset(monkeypatch):
 
 @pytest.mark.parametrize("value", ["claude-sonnet", "llama:big", "openai:", ":gpt", "gemini :"])
 def test_a_malformed_model_variable_is_a_clear_error(value):
-    with pytest.raises(ValueError, match=f"{ENV_VAR}=.* is not 'provider:model' with a provider in "
+    with pytest.raises(ValueError, match=f"{ENV_VAR}=.* no tiene la forma 'provider:model' con un provider de "
                                          r"\['anthropic', 'gemini', 'openai'\]"):
         model_from_env(environ={ENV_VAR: value})
 
@@ -282,7 +282,7 @@ def test_a_missing_sdk_names_the_live_extra(monkeypatch, cls, modules):
     for module in modules:
         monkeypatch.setitem(sys.modules, module, None)
     with pytest.raises(MissingSDK,
-                       match=r"needs the .* package; install the live extra with: pip install -e \"\.\[live\]\""):
+                       match=r"necesita el paquete .*; instala el extra live con: pip install -e \"\.\[live\]\""):
         cls("some-model", client=object())
 
 
@@ -343,11 +343,11 @@ def test_nullable_types_are_kept_for_anthropic_and_openai_and_folded_for_gemini(
 
 
 @pytest.mark.parametrize("tool, words", [
-    (INT_ENUM, "properties.x has enum [1, 2, 3]; Gemini takes enums of strings only"),
-    (LOCAL_REF, "uses $ref/$defs"),
-    (with_property({"type": ["string", "integer"]}), "Gemini takes one type"),
-    (with_property({"type": "string", "const": "a"}), "uses ['const']"),
-    (with_property({"type": "array", "items": {"type": "integer", "enum": [1]}}), "properties.x.items has enum"),
+    (INT_ENUM, "properties.x tiene el enum [1, 2, 3]; Gemini solo acepta enums de textos"),
+    (LOCAL_REF, "usa $ref/$defs"),
+    (with_property({"type": ["string", "integer"]}), "Gemini acepta un solo tipo"),
+    (with_property({"type": "string", "const": "a"}), "usa ['const']"),
+    (with_property({"type": "array", "items": {"type": "integer", "enum": [1]}}), "properties.x.items tiene el enum"),
 ])
 def test_what_gemini_cannot_take_fails_at_conversion_naming_the_tool(tool, words):
     with pytest.raises(UnsupportedSchema, match="tool 'lookup'") as caught:
@@ -362,14 +362,14 @@ def test_a_reference_outside_the_schema_fails_at_conversion(convert, ref):
     tool = with_property({"$ref": ref}, **{"$defs": {"Room": {"type": "string"}}, "definitions": "x"})
     with pytest.raises(UnsupportedSchema) as caught:
         convert([tool])
-    assert f"tool 'lookup': $ref '{ref}' at properties.x does not point inside the schema" in str(caught.value)
+    assert f"tool 'lookup': el $ref '{ref}' en properties.x no apunta dentro del esquema" in str(caught.value)
 
 
 @pytest.mark.parametrize("convert", [to_anthropic_tools, to_openai_tools, to_gemini_tools])
 @pytest.mark.parametrize("bad, words", [
-    ({"description": "no name"}, "needs a name"), ("book_room", "must be a dict"),
-    ({"name": "t", "parameters": {"type": "string"}}, "must be an object schema"),
-    ({"name": "t", "parameters": {"type": "object"}, "input_schema": {"type": "object"}}, "both"),
+    ({"description": "no name"}, "necesita un nombre"), ("book_room", "debe ser un dict"),
+    ({"name": "t", "parameters": {"type": "string"}}, "debe ser un esquema de objeto"),
+    ({"name": "t", "parameters": {"type": "object"}, "input_schema": {"type": "object"}}, "a la vez"),
 ])
 def test_malformed_tool_schemas_are_clear_errors(convert, bad, words):
     with pytest.raises(UnsupportedSchema, match=words):

@@ -109,10 +109,10 @@ def test_load_script_accepts_a_bare_list_and_names_the_model(tmp_path):
 
 
 @pytest.mark.parametrize("content, message", [
-    ("{not json", "not valid JSON"),
-    ('{"name": "x"}', "expected a list of turns or an object with a 'turns' list"),
-    ('"hello"', "expected a list of turns"),
-    ('[{"stop_reason": "done", "content": []}]', "x step 0: stop_reason must be one of"),
+    ("{not json", "no es JSON válido"),
+    ('{"name": "x"}', "se esperaba una lista de turnos o un objeto con una lista 'turns'"),
+    ('"hello"', "se esperaba una lista de turnos"),
+    ('[{"stop_reason": "done", "content": []}]', "x paso 0: stop_reason debe ser uno de"),
 ])
 def test_a_malformed_script_file_is_a_clear_error(tmp_path, content, message):
     path = tmp_path / "broken.json"
@@ -123,7 +123,7 @@ def test_a_malformed_script_file_is_a_clear_error(tmp_path, content, message):
 
 
 def test_recording_model_wraps_only_callables():
-    with pytest.raises(TypeError, match="RecordingModel wraps a live model"):
+    with pytest.raises(TypeError, match="RecordingModel envuelve un modelo real"):
         RecordingModel(calculator_script())
     assert repr(RecordingModel(fake_live_model)).startswith("RecordingModel(<function fake_live_model")
     assert RecordingModel(fake_live_model).name == "recorded"

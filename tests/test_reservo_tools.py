@@ -20,12 +20,12 @@ def test_list_rooms_names_every_room_and_rate():
 
 
 @pytest.mark.parametrize("room, tier, hours, message", [
-    ("Attic", "pro", 1, "unknown room 'Attic'"),
-    ("Focus", "gold", 1, "unknown tier 'gold' for Focus"),
-    ("Focus", "pro", 0, "hours must be greater than 0"),
-    ("Focus", "pro", -2, "hours must be greater than 0"),
-    ("Focus", "pro", 1.5, "hours must be a whole number"),
-    ("Focus", "pro", True, "hours must be a whole number"),
+    ("Attic", "pro", 1, "sala desconocida 'Attic'"),
+    ("Focus", "gold", 1, "tier desconocido 'gold' para Focus"),
+    ("Focus", "pro", 0, "hours debe ser mayor que 0"),
+    ("Focus", "pro", -2, "hours debe ser mayor que 0"),
+    ("Focus", "pro", 1.5, "hours debe ser un número entero"),
+    ("Focus", "pro", True, "hours debe ser un número entero"),
 ])
 def test_bad_input_raises_a_clear_error(room, tier, hours, message):
     with pytest.raises(rt.ReservoError, match=message):
@@ -40,15 +40,15 @@ def test_book_then_cancel():
                        "price_cents": 6400, "status": "confirmed"}
     assert rt.book_room("Focus", "basic", 1)["booking_id"] == "BK-0002"
     assert rt.cancel_booking("BK-0001") == {"booking_id": "BK-0001", "status": "cancelled"}
-    with pytest.raises(rt.ReservoError, match="already cancelled"):
+    with pytest.raises(rt.ReservoError, match="ya está cancelada"):
         rt.cancel_booking("BK-0001")
 
 
 def test_unknown_booking_and_reset():
-    with pytest.raises(rt.ReservoError, match="unknown booking 'BK-0042'"):
+    with pytest.raises(rt.ReservoError, match="reserva desconocida 'BK-0042'"):
         rt.cancel_booking("BK-0042")
     rt.book_room("Focus", "pro", 1)
     rt.reset()
-    with pytest.raises(rt.ReservoError, match="unknown booking"):
+    with pytest.raises(rt.ReservoError, match="reserva desconocida"):
         rt.cancel_booking("BK-0001")
     assert rt.book_room("Focus", "pro", 1)["booking_id"] == "BK-0001"

@@ -45,7 +45,7 @@ def test_failing_tool_reaches_the_model_as_an_error_and_the_loop_goes_on():
     assert final == DONE and package is None
     error = results(messages, 2)["x"]
     assert error["is_error"] is True
-    assert error["content"].startswith("ReservoError: unknown room 'Attic'")
+    assert error["content"].startswith("ReservoError: sala desconocida 'Attic'")
 
 
 def test_unknown_tool_is_an_error_result():

@@ -70,23 +70,23 @@ def test_unknown_tool_raises_key_error_like_the_lesson():
 
 def test_failing_tool_propagates_in_the_lesson_runner():
     bad = turn(tool_use_block("x", "get_quote", {"room": "Attic", "tier": "pro", "hours": 1}))
-    with pytest.raises(reservo_tools.ReservoError, match="unknown room"):
+    with pytest.raises(reservo_tools.ReservoError, match="sala desconocida"):
         run_agent_with_handoff("?", [bad], TOOLS, "booking_agent")
 
 
 def test_max_iterations():
     loop = [QUOTE] * 5
-    with pytest.raises(MaxTurnsExceeded, match=r"reached max_turns=3 without a final answer"):
+    with pytest.raises(MaxTurnsExceeded, match=r"llegó a max_turns=3 sin una respuesta final"):
         run_agent_with_handoff("?", loop, TOOLS, "booking_agent", max_iterations=3)
     with pytest.raises(MaxTurnsExceeded):
         run_agent_parallel("?", loop, TOOLS, max_iterations=2)
 
 
 def test_exhausted_script_names_the_step():
-    with pytest.raises(ScriptExhausted, match="step 1"):
+    with pytest.raises(ScriptExhausted, match="paso 1"):
         run_agent_with_handoff("?", [QUOTE], TOOLS, "booking_agent")
 
 
 def test_unknown_specialist():
-    with pytest.raises(KeyError, match="unknown specialist 'legal_agent'"):
+    with pytest.raises(KeyError, match="especialista desconocido 'legal_agent'"):
         run_specialist_with_handoff("legal_agent", "?", [DONE])

@@ -69,7 +69,7 @@ def test_delivering_twice_stores_and_processes_once(store):
 
 def test_same_id_with_different_content_is_refused(store):
     store.deliver(contract())
-    with pytest.raises(ConflictingDelivery, match="different content") as caught:
+    with pytest.raises(ConflictingDelivery, match="otro contenido") as caught:
         store.deliver(contract(reason="otro motivo"))
     assert isinstance(caught.value, ValueError) and isinstance(caught.value, UsageError)
 
@@ -85,9 +85,9 @@ def test_the_same_content_as_a_model_a_dict_or_reindented_json_is_one_delivery(s
 
 
 @pytest.mark.parametrize("bad, words", [
-    (None, "got NoneType"), (42, "got int"), ("{not json", "not valid JSON"), ("[1]", "got list"),
-    ({"task_id": "TCK-4812"}, r"without \['handoff_id'\]"),
-    ({"handoff_id": "h", "task_id": "t", "version": "2"}, "version is '2'"),
+    (None, "no NoneType"), (42, "no int"), ("{not json", "no es JSON válido"), ("[1]", "no list"),
+    ({"task_id": "TCK-4812"}, r"sin \['handoff_id'\]"),
+    ({"handoff_id": "h", "task_id": "t", "version": "2"}, "versión es '2'"),
 ])
 def test_bad_input_is_a_clear_usage_error(store, bad, words):
     with pytest.raises(InvalidContract, match=words) as caught:
@@ -266,13 +266,13 @@ def test_a_read_only_store_reads_and_refuses_writes_naming_the_path(tmp_path):
         store.deliver(contract())
     with HandoffStore(db, readonly=True) as reader:
         assert reader.get("TCK-4812-h1").contract == contract() and reader.readonly
-        assert "read-only" in repr(reader)
+        assert "solo lectura" in repr(reader)
         with pytest.raises(ReadOnlyStore, match=str(db)) as caught:
             reader.deliver(contract("TCK-4812-h2"))
         assert isinstance(caught.value, UsageError)
         with pytest.raises(ReadOnlyStore, match=str(db)):
             reader.claim_next("w1")
-    with pytest.raises(StoreError, match="no such file"):
+    with pytest.raises(StoreError, match="el archivo no existe"):
         HandoffStore(tmp_path / "missing.db", readonly=True)
 
 
@@ -327,7 +327,7 @@ def test_write_errors_name_the_path(store, monkeypatch):
     with pytest.raises(StoreError, match=str(store.path)):
         store.deliver(contract("TCK-4812-h2"))
     assert store.get("TCK-4812-h1").status == "pending"  # rolled back, nothing half-written
-    with pytest.raises(StoreError, match="cannot read"):
+    with pytest.raises(StoreError, match="no se puede leer"):
         store.outbox()
 
 
@@ -398,9 +398,9 @@ def test_version_two_lives_beside_version_one(store):
     v1_read, v2_read = store.contracts("TCK-4812")
     assert v1_read.readable and v1_read.contract.version == 1
     assert v2_read.version == 2 and v2_read.contract is None
-    assert "UnsupportedVersion" in v2_read.error and "version 2" in v2_read.error
+    assert "UnsupportedVersion" in v2_read.error and "versión de contrato 2" in v2_read.error
     assert json.loads(v2_read.raw)["priority"] == "p1"  # kept verbatim for a reader that knows v2
-    assert "unreadable" in repr(v2_read)
+    assert "ilegible" in repr(v2_read)
 
 
 def test_a_worker_only_claims_versions_it_can_read(store):
@@ -416,4 +416,4 @@ def test_repr_counts_by_status(store):
     store.deliver(contract())
     assert repr(store).endswith("{'pending': 1})")
     store.close()
-    assert repr(store).endswith("unreadable)")
+    assert repr(store).endswith("ilegible)")

@@ -37,7 +37,7 @@ def test_logical_clock_counts_from_zero():
 
 
 def test_unknown_kind_is_refused():
-    with pytest.raises(ValueError, match="unknown trace event kind 'teleport'"):
+    with pytest.raises(ValueError, match="tipo de evento de traza desconocido 'teleport'"):
         event("teleport", "a", "b", 0)
 
 
@@ -62,7 +62,7 @@ def test_ownership_is_a_contiguous_sequence_of_single_owners():
 def test_ownership_refuses_a_trace_where_a_non_owner_acts():
     broken = Trace([event("start", "usuario", "a", 0), event("handoff", "a", "b", 1, validation="ok"),
                     event("work", "a", "a", 2, reason="a sigue trabajando")])
-    with pytest.raises(ValueError, match="work by 'a' at 2, but the owner then was 'b'"):
+    with pytest.raises(ValueError, match="work de 'a' en 2, pero el dueño de la tarea en ese momento era 'b'"):
         broken.ownership("T1")
 
 

@@ -2,13 +2,18 @@
 
 import copy
 import json
+from datetime import datetime as DateTime
+from enum import Enum
+from typing import Annotated, Literal
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic import AnyUrl, AwareDatetime, BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
 from handoffs import ScriptedModel, text_block, tool_use_block, turn, unanswered_tool_uses
-from handoffs.contract import HandoffContract
+from handoffs.contract import HandoffContract, parse_contract
+from handoffs.errors import PYDANTIC_MESSAGES, pydantic_message, pydantic_problems
 from handoffs.examples.ticket import TICKET_ID, TRIAGE_TO_INFRA, infra_tools
 from handoffs.validation import HandoffResult, accept_handoff, contract_brief, granted_tools, run_receiver
 
@@ -158,17 +163,17 @@ def test_a_resolver_that_raises_is_invalid_with_the_error_recorded():
 
 
 @pytest.mark.parametrize("value, field, words", [
-    ("{not json", "(root)", "not valid JSON"),
-    (b"\xff\xfe", "(root)", "not valid JSON"),
-    ("[1, 2]", "(root)", "got list"),
-    (42, "(root)", "got int"),
-    (None, "(root)", "got NoneType"),
-    ({**as_dict(), "version": 2}, "version", "version 2 is not supported"),
-    ({**as_dict(), "state_version": "3"}, "state_version", "valid integer"),
-    ({**as_dict(), "evidence": []}, "evidence", "at least 1 item"),
-    ({"from_agent": "triage", "state": "roto"}, "(root)", "'state' must be an object"),
-    ({**as_dict(), "version": True}, "version", "version True is not supported"),
-    ({**as_dict(), "authority": None}, "authority", "valid dictionary"),
+    ("{not json", "(root)", "no es JSON válido"),
+    (b"\xff\xfe", "(root)", "no es JSON válido"),
+    ("[1, 2]", "(root)", "no list"),
+    (42, "(root)", "no int"),
+    (None, "(root)", "no NoneType"),
+    ({**as_dict(), "version": 2}, "version", "versión de contrato 2 no está soportada"),
+    ({**as_dict(), "state_version": "3"}, "state_version", "debe ser un número entero"),
+    ({**as_dict(), "evidence": []}, "evidence", "al menos 1 elemento"),
+    ({"from_agent": "triage", "state": "roto"}, "(root)", "'state' de la versión 0 debe ser un objeto"),
+    ({**as_dict(), "version": True}, "version", "versión de contrato True no está soportada"),
+    ({**as_dict(), "authority": None}, "authority", "debe ser un objeto (un diccionario o un Authority)"),
 ])
 def test_wrong_shapes_are_invalid_with_the_field_and_the_reason(value, field, words):
     result = accept_handoff(value, **RECEIVER)
@@ -323,3 +328,68 @@ def test_never_raises_on_mutated_valid_contracts(path, new_value, as_text):
     check_result(result)
     if result.ok:
         assert result.contract == HandoffContract.model_validate(result.contract.model_dump())
+
+
+def test_pydantic_errors_read_in_spanish_with_their_values():
+    """Every pydantic error type the library renders has a Spanish template filled with its ctx."""
+    class Color(Enum):
+        RED = "red"
+
+    class Inner(BaseModel):
+        x: int
+
+    class Everything(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        text: str
+        whole: StrictInt
+        parsed: int
+        number: float
+        flag: bool
+        items: list[int]
+        mapping: dict[str, int]
+        inner: Inner
+        choice: Literal["a", "b"]
+        color: Color
+        name: Annotated[str, Field(min_length=2)]
+        few: Annotated[list[int], Field(min_length=1)]
+        many: Annotated[list[int], Field(max_length=1)]
+        low: Annotated[int, Field(ge=1)]
+        high: Annotated[int, Field(le=5)]
+        when: DateTime
+        moment: DateTime
+        aware: AwareDatetime
+        url: AnyUrl
+        needed: str
+
+    bad = {"text": 1, "whole": "3", "parsed": "x", "number": "y", "flag": "maybe", "items": 1, "mapping": 1,
+           "inner": 1, "choice": "c", "color": "blue", "name": "a", "few": [], "many": [1, 2], "low": 0, "high": 9,
+           "when": "2025-13-45T99:00:00", "moment": [1], "aware": "2025-01-01T00:00:00", "url": "::", "extra": 1}
+    with pytest.raises(ValidationError) as caught:
+        Everything.model_validate(bad)
+    lines = pydantic_problems(caught.value)
+    for line in ["text: debe ser un texto", "whole: debe ser un número entero",
+                 "parsed: debe ser un número entero; este texto no se puede leer como uno",
+                 "number: debe ser un número; este texto no se puede leer como uno",
+                 "flag: debe ser un booleano (true o false); este valor no se puede leer como uno",
+                 "items: debe ser una lista", "mapping: debe ser un objeto (un diccionario)",
+                 "inner: debe ser un objeto (un diccionario o un Inner)",
+                 "choice: debe ser uno de estos valores: 'a' or 'b'", "color: debe ser uno de estos valores: 'red'",
+                 "name: debe tener al menos 2 carácter(es)", "few: debe tener al menos 1 elemento(s), no 0",
+                 "many: debe tener como máximo 1 elemento(s), no 2", "low: debe ser mayor o igual que 1",
+                 "high: debe ser menor o igual que 5", "moment: debe ser una fecha y hora",
+                 "aware: debe llevar zona horaria (UTC)", "extra: campo desconocido: no está permitido aquí",
+                 "needed: falta este campo obligatorio"]:
+        assert line in lines, (line, lines)
+    assert any(line.startswith("when: debe ser una fecha y hora válida (") for line in lines), lines
+    assert any(line.startswith("url: debe ser una URL válida (") for line in lines), lines
+    assert {"missing", "extra_forbidden", "value_error", "datetime_parsing", "url_parsing"} <= set(PYDANTIC_MESSAGES)
+
+    # a validator's own message, without pydantic's "Value error, " prefix; a type not listed keeps pydantic's msg
+    with pytest.raises(ValidationError) as caught:
+        contract_dict = as_dict()
+        contract_dict["created_at"] = "2025-01-01T00:00:00"
+        parse_contract(contract_dict)
+    assert pydantic_problems(caught.value) == ["created_at: created_at debe llevar zona horaria (UTC)"]
+    assert pydantic_message({"type": "no_such_type", "msg": "Some English", "ctx": {}}) == "Some English"
+    assert pydantic_message({"type": "string_pattern_mismatch", "msg": "m", "ctx": {"pattern": r"\S"}}) == (
+        "no puede estar vacío ni tener solo espacios")

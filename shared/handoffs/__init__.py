@@ -2,7 +2,7 @@
 
 The layers, bottom up; each module holds one concept and names the lesson that teaches it:
 
-    errors                the root exception and its two branches
+    errors                the root exception and its two branches; pydantic errors in Spanish
     messages              blocks, turns and messages in the Anthropic Messages shape   (lesson 03)
     models                the Model protocol; ScriptedModel                            (lesson 03)
     tools                 tool schemas derived from functions; running tool calls      (lesson 03)

@@ -10,7 +10,7 @@ The Agent runs on the course's one loop (``handoffs.loop.run_loop``) with these 
    not run, the target gets the cleaned conversation (user and assistant text only, the
    handoff turn removed) and its ``(messages, text)`` is the result of ``run``.
 4. A handoff to an unknown agent comes back as the error tool result
-   ``Handoff failed: Agent '<x>' not found. Available agents: [...]`` and the run goes on.
+   ``Handoff fallido: no existe el agente '<x>'. Agentes disponibles: [...]`` and the run goes on.
 5. An error inside the target's run is the run's error: it is raised, not turned into a
    tool result, because the target owned the conversation when it failed.
 6. Cycles: a chain of more than ``MAX_HOPS`` handoffs (3, the coordinator's limit too)
@@ -53,17 +53,18 @@ def make_handoff_schema(agent_names: Iterable[str]) -> ToolSchema:
     """The schema of the ``handoff(name, reason)`` tool, listing the agents it may target."""
     names = tuple(agent_names)
     fields = {
-        "name": (Literal[names], Field(description=f"The agent that takes over. Must be one of: {list(names)}")),
-        "reason": (str, Field(description="Why the handoff is needed, in a few words "
-                                          "(e.g. 'needs mathematical calculation').")),
+        "name": (Literal[names], Field(description=f"El agente que pasa a ser dueño de la conversación. "
+                                               f"Debe ser uno de: {list(names)}")),
+        "reason": (str, Field(description="Por qué hace falta el handoff, en pocas palabras "
+                                          "(p. ej., 'requiere un cálculo matemático').")),
     }
     return {
         "name": AGENT_HANDOFF_TOOL,
         "description": (
-            "Hand the whole conversation over to another, specialised agent. Use it ONLY when the "
-            "request needs tools or skills that the target agent has. Do NOT hand off general "
-            "knowledge questions (geography, history, science facts and the like): answer those "
-            f"yourself. Available agents: {list(names)}"
+            "Haz handoff de toda la conversación a otro agente, especialista. Úsala SOLO cuando la "
+            "solicitud necesite tools o habilidades que tiene ese agente. NO hagas handoff de preguntas "
+            "de cultura general (geografía, historia, datos de ciencia y similares): respóndelas tú. "
+            f"Agentes disponibles: {list(names)}"
         ),
         "input_schema": json_schema_of(fields, "handoff_input"),
     }
@@ -90,11 +91,11 @@ class AgentHandoff:
         return make_handoff_schema(self.targets) if self.targets else None
 
     def accept(self, sender: str, tool_input: dict[str, Any]) -> "Transfer | str":
-        """A Transfer to a known target, or the seed's failure message."""
+        """A Transfer to a known target, or the seed's failure message (in Spanish)."""
         wanted = tool_input.get("name")
         if wanted in self.targets:
-            return Transfer(str(wanted), str(tool_input.get("reason", "No reason provided")), dict(tool_input))
-        return f"Handoff failed: Agent '{wanted}' not found. Available agents: {list(self.targets)}"
+            return Transfer(str(wanted), str(tool_input.get("reason", "sin motivo")), dict(tool_input))
+        return f"Handoff fallido: no existe el agente '{wanted}'. Agentes disponibles: {list(self.targets)}"
 
     def target(self, handoff: Transfer) -> str:
         """The agent that takes over."""
@@ -115,12 +116,12 @@ class AgentEvent:
         if self.kind == "tool":
             return f"{self.agent}: tool {self.name}({self.args!r}) -> {self.detail}"
         if self.kind == "tool_error":
-            return f"{self.agent}: tool {self.name}({self.args!r}) failed: {self.detail}"
+            return f"{self.agent}: tool {self.name}({self.args!r}) falló: {self.detail}"
         if self.kind == "handoff":
-            return f"{self.agent}: handoff -> {self.name} (reason: {self.detail})"
+            return f"{self.agent}: handoff -> {self.name} (motivo: {self.detail})"
         if self.kind == "handoff_failed":
             return f"{self.agent}: {self.detail}"
-        return f"{self.agent}: answer {textwrap.shorten(self.detail, 70, placeholder=' ...')!r}"
+        return f"{self.agent}: respuesta {textwrap.shorten(self.detail, 70, placeholder=' ...')!r}"
 
 
 class AgentTrace(list[AgentEvent]):
@@ -130,11 +131,11 @@ class AgentTrace(list[AgentEvent]):
         return format_trace(self)
 
     def __repr__(self) -> str:
-        return f"AgentTrace of {len(self)} event(s):\n{format_trace(self)}" if self else "AgentTrace of 0 events"
+        return f"AgentTrace de {len(self)} evento(s):\n{format_trace(self)}" if self else "AgentTrace de 0 eventos"
 
 
 def format_trace(events: Iterable[AgentEvent]) -> str:
-    """The events as lines like ``helpful_assistant: handoff -> calculator_assistant (reason: ...)``."""
+    """The events as lines like ``helpful_assistant: handoff -> calculator_assistant (motivo: ...)``."""
     return "\n".join(f"  {event}" for event in events)
 
 
@@ -165,8 +166,8 @@ class Agent:
                  tools: Mapping[str, Tool] | None = None, tool_schemas: Sequence[Any] | None = None,
                  handoffs: Sequence["Agent"] | None = None, max_turns: int = 15) -> None:
         if model is None:
-            raise UsageError(f"Agent {name!r} needs a model: a ScriptedModel, a list of turns "
-                             "or a live callable model(messages, tools=..., system=...)")
+            raise UsageError(f"el agente {name!r} necesita un modelo: un ScriptedModel, una lista de turnos "
+                             "o un modelo real invocable model(messages, tools=..., system=...)")
         self.name = name
         self.model = model
         self.system_prompt = BASE_SYSTEM_PROMPT + system_prompt
@@ -177,9 +178,11 @@ class Agent:
         self.last_trace = AgentTrace()
         names = [agent.name for agent in self.handoffs]
         if len(set(names)) != len(names):
-            raise UsageError(f"Agent {name!r}: handoff targets must have distinct names, got {names}")
+            raise UsageError(f"agente {name!r}: los destinos de handoff deben tener nombres distintos; "
+                             f"se recibió {names}")
         if self.handoffs and AGENT_HANDOFF_TOOL in {s["name"] for s in self.tool_schemas}:
-            raise UsageError(f"Agent {name!r}: the tool name {AGENT_HANDOFF_TOOL!r} is reserved for handoffs")
+            raise UsageError(f"agente {name!r}: el nombre de tool {AGENT_HANDOFF_TOOL!r} está reservado "
+                             "para los handoffs")
 
     @property
     def handoff_policy(self) -> AgentHandoff | None:
@@ -213,7 +216,7 @@ class Agent:
             target = next(agent for agent in self.handoffs if agent.name == transfer.target)
             return self._hand_off(target, result.messages[:-1], trace, chain)
         if not result.text.strip():
-            raise AgentError(f"Agent {self.name!r} ended its run without any text")
+            raise AgentError(f"el agente {self.name!r} terminó su ejecución sin ningún texto")
         trace.append(AgentEvent(self.name, "answer", detail=result.text))
         return result.messages, result.text
 
@@ -228,8 +231,8 @@ class Agent:
         chain = chain + [target.name]
         if len(chain) - 1 > self.max_hops:
             raise HandoffDepthExceeded(
-                f"handoff chain longer than {self.max_hops} hops: {' -> '.join(chain)}; "
-                "the agents are probably handing off in a cycle")
+                f"cadena de handoffs de más de {self.max_hops} saltos: {' -> '.join(chain)}; "
+                "lo más probable es que los agentes se estén haciendo handoff en ciclo")
         return target._run(clean_for_handoff(history), trace, chain)
 
     def format_trace(self) -> str:

@@ -96,7 +96,7 @@ def run_handoff_chain(question: str, sender: str, models: Mapping[str, AnyModel]
     """Run ``sender`` on the question and, if it hands off, the receiver on the package; ``compose`` the answer."""
     def model_for(name: str) -> AnyModel:
         if name not in models:
-            raise ChainError(f"no model for {name!r}; models were given for {sorted(models)}")
+            raise ChainError(f"no hay modelo para {name!r}; se dieron modelos para {sorted(models)}")
         return models[name]
 
     def run(name: str, question: str) -> RunResult[HandoffPackage]:
@@ -109,8 +109,8 @@ def run_handoff_chain(question: str, sender: str, models: Mapping[str, AnyModel]
     package = sent.handoff
     received = run(package.receiver, receiver_brief(package))
     if received.handoff is not None:
-        raise ChainError(f"{package.receiver} handed off again to {received.handoff.receiver}; chains of more "
-                         "than one hop need the coordinator (lesson 08)")
+        raise ChainError(f"{package.receiver} volvió a hacer handoff, a {received.handoff.receiver}; las cadenas de "
+                         "más de un salto necesitan el coordinador (lección 08)")
     assert received.final is not None  # a run that did not hand off ended on a final turn
     return ChainResult(question, sender, sent.messages, package, received.messages,
                        compose(package, received.final))

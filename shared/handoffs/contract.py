@@ -133,14 +133,14 @@ class HandoffContract(_Block):
     @classmethod
     def _utc(cls, value: datetime) -> datetime:
         if value.tzinfo is None or value.utcoffset() is None:
-            raise ValueError("created_at must carry a time zone (UTC)")
+            raise ValueError("created_at debe llevar zona horaria (UTC)")
         return value.astimezone(UTC)
 
     @field_validator("acceptance")
     @classmethod
     def _criteria_not_blank(cls, value: list[str]) -> list[str]:
         if any(not criterion.strip() for criterion in value):
-            raise ValueError("acceptance criteria must not be blank")
+            raise ValueError("los criterios de aceptación no pueden estar vacíos")
         return value
 
     def to_json(self) -> str:
@@ -163,14 +163,14 @@ _URGENCY = {"alta": "high", "media": "medium", "baja": "low"}  # seed 001 writes
 def _object(payload: dict[str, Any], key: str) -> dict[str, Any]:
     value = payload.get(key, {})
     if not isinstance(value, dict):
-        raise InvalidContract(f"version-0 field {key!r} must be an object, got {type(value).__name__}")
+        raise InvalidContract(f"el campo {key!r} de la versión 0 debe ser un objeto, no {type(value).__name__}")
     return value
 
 
 def _list(payload: dict[str, Any], key: str) -> list[Any]:
     value = payload.get(key, [])
     if not isinstance(value, list):
-        raise InvalidContract(f"version-0 field {key!r} must be a list, got {type(value).__name__}")
+        raise InvalidContract(f"el campo {key!r} de la versión 0 debe ser una lista, no {type(value).__name__}")
     return value
 
 
@@ -228,14 +228,14 @@ def read_object(value: object) -> dict[str, Any]:
         return value.model_dump(mode="json")
     if isinstance(value, (str, bytes, bytearray)):
         if len(value) > MAX_CONTRACT_CHARS:
-            raise InvalidContract(f"a contract is at most {MAX_CONTRACT_CHARS} characters of JSON, "
-                                  f"got {len(value)}")
+            raise InvalidContract(f"un contrato tiene como máximo {MAX_CONTRACT_CHARS} caracteres de JSON; "
+                                  f"este tiene {len(value)}")
         try:
             value = json.loads(value)
         except (ValueError, RecursionError) as error:  # malformed JSON, bad UTF-8, absurd nesting
-            raise InvalidContract(f"not valid JSON: {type(error).__name__}: {error}") from None
+            raise InvalidContract(f"no es JSON válido: {type(error).__name__}: {error}") from None
     if not isinstance(value, dict):
-        raise InvalidContract(f"a contract must be a JSON object, got {type(value).__name__}")
+        raise InvalidContract(f"un contrato debe ser un objeto JSON, no {type(value).__name__}")
     return value
 
 
@@ -253,8 +253,8 @@ def contract_data(value: object) -> dict[str, Any]:
         return migrate_v0(data)
     if type(version) is not int or version != CURRENT_VERSION:
         raise UnsupportedVersion(
-            f"contract version {version!r} is not supported: this receiver reads version "
-            f"{CURRENT_VERSION} (and migrates the legacy version-0 payload)")
+            f"la versión de contrato {version!r} no está soportada: este receptor lee la versión "
+            f"{CURRENT_VERSION} (y migra el paquete antiguo de la versión 0)")
     return data
 
 

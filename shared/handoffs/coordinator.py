@@ -189,7 +189,7 @@ class Coordinator:
                     received = outcome
                 case Return(resolution):
                     if owner == task.owner:
-                        raise InvalidOutcome(f"{owner!r} already owns {task.task_id}: nothing to return")
+                        raise InvalidOutcome(f"{owner!r} ya es dueño de {task.task_id}: no hay nada que devolver")
                     run.move("return", task.owner, resolution)
                     run.chain = [task.owner]  # the chain is closed: a new handoff starts a new one
                     received = outcome
@@ -197,14 +197,15 @@ class Coordinator:
                     run.record("finish", USER, text)
                     result = text
                 case _:
-                    raise InvalidOutcome(f"{owner!r} returned {outcome!r}, which is not an outcome")
+                    raise InvalidOutcome(f"{owner!r} devolvió {outcome!r}, que no es un resultado de turno (outcome)")
         if result is None:
-            raise RunNotFinished(f"task {task.task_id} is not finished after {self.max_steps} steps")
+            raise RunNotFinished(f"la tarea {task.task_id} no terminó después de {self.max_steps} pasos")
         return Coordination(task, result, tuple(owners), run.hops, run.trace)
 
     def _participant(self, name: str) -> Participant:
         if name not in self.participants:
-            raise UnknownParticipant(f"unknown participant {name!r}; participants are {sorted(self.participants)}")
+            raise UnknownParticipant(f"participante desconocido {name!r}; "
+                                     f"los participantes son {sorted(self.participants)}")
         return self.participants[name]
 
     def _offer(self, run: _Run, kind: str, value: object) -> HandoffResult | HandoffContract:
@@ -212,8 +213,8 @@ class Coordinator:
         fields = _fields(value)
         sender = fields.get("sender", run.owner)
         if sender != run.owner:
-            raise InvalidOutcome(f"{run.owner!r} owns {run.task.task_id}, but the contract says it is "
-                                 f"sent by {sender!r}")
+            raise InvalidOutcome(f"{run.owner!r} es dueño de {run.task.task_id}, pero el contrato dice que el "
+                                 f"emisor es {sender!r}")
         receiver = fields.get("receiver")
         if not isinstance(receiver, str) or receiver not in self.participants:
             return self._refuse(run, kind, value, fields)
@@ -268,7 +269,7 @@ class Coordinator:
         """Record the cut and escalate it to the human on call, on behalf of the owner."""
         run.record("cut", fields["receiver"], why, handoff_id=_text(fields, "handoff_id"))
         if self.escalate_to is None:
-            raise NoHumanOnCall(f"{run.task.task_id}: {why}, and there is no human to escalate to")
+            raise NoHumanOnCall(f"{run.task.task_id}: {why}, y no hay ningún humano al que escalar")
         escalation = self._escalation(run, fields, why)
         return self._transfer(run, "escalation", escalation, _fields(escalation))
 
@@ -280,7 +281,7 @@ class Coordinator:
         except (InvalidContract, ValidationError):
             base = run.last
         if base is None:
-            raise NoHumanOnCall(f"{run.task.task_id}: {why}, and no readable contract to escalate")
+            raise NoHumanOnCall(f"{run.task.task_id}: {why}, y no hay ningún contrato legible que escalar")
         run.cuts += 1
         state = run.task.state_version if run.task.state_version is not None else base.state_version
         return HandoffContract.model_validate({

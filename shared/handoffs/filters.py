@@ -319,7 +319,7 @@ def _starts_turn(message: Message) -> bool:
 def keep_last_turns(n: int) -> Filter:
     """Keep the system messages and the last ``n`` user/assistant exchanges; never start on a tool_result."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise InvalidFilter(f"keep_last_turns needs n >= 1, got {n!r}")
+        raise InvalidFilter(f"keep_last_turns necesita n >= 1; se recibió {n!r}")
 
     def run(messages: Messages) -> Messages:
         starts = [i for i, m in enumerate(messages) if _starts_turn(m)]

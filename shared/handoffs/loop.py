@@ -67,7 +67,7 @@ class MaxTurnsExceeded(ModelBehaviorError, RuntimeError):
     """The run used all its turns without a final answer or a handoff."""
 
     def __init__(self, agent: str, max_turns: int) -> None:
-        super().__init__(f"{agent!r} reached max_turns={max_turns} without a final answer or a handoff")
+        super().__init__(f"{agent!r} llegó a max_turns={max_turns} sin una respuesta final ni un handoff")
         self.agent, self.max_turns = agent, max_turns
 
 
@@ -90,8 +90,8 @@ class RunResult(Generic[H]):
     def __repr__(self) -> str:
         turns = sum(1 for m in self.messages if m["role"] == "assistant")
         if self.handoff is not None:
-            return f"RunResult(handoff after {turns} turn(s): {self.handoff!r})"
-        return f"RunResult(answer after {turns} turn(s): {self.text!r})"
+            return f"RunResult(handoff tras {turns} turno(s): {self.handoff!r})"
+        return f"RunResult(respuesta tras {turns} turno(s): {self.text!r})"
 
 
 ResultHook = Callable[[ToolUseBlock, ToolResultBlock], None]

@@ -96,30 +96,30 @@ def final_text(turn: Turn) -> str:
     return "".join(block["text"] for block in turn["content"] if block["type"] == "text")
 
 
-def check_turn(turn: Any, where: str = "turn") -> Turn:
+def check_turn(turn: Any, where: str = "turno") -> Turn:
     """Raise InvalidTurn naming the first problem in a model turn; return it when fine."""
     if not isinstance(turn, dict):
-        raise InvalidTurn(f"{where} must be a dict with stop_reason and content, got {type(turn).__name__}")
+        raise InvalidTurn(f"{where} debe ser un dict con stop_reason y content, no {type(turn).__name__}")
     if turn.get("stop_reason") not in STOP_REASONS:
-        raise InvalidTurn(f"{where}: stop_reason must be one of {STOP_REASONS}, got {turn.get('stop_reason')!r}")
+        raise InvalidTurn(f"{where}: stop_reason debe ser uno de {STOP_REASONS}, no {turn.get('stop_reason')!r}")
     content = turn.get("content")
     if not isinstance(content, list) or not content:
-        raise InvalidTurn(f"{where}: content must be a non-empty list of blocks")
+        raise InvalidTurn(f"{where}: content debe ser una lista de bloques no vacía")
     for i, block in enumerate(content):
         kind = block.get("type") if isinstance(block, dict) else None
         if kind == "text":
             if not isinstance(block.get("text"), str):
-                raise InvalidTurn(f"{where}: block {i} is a text block without a string 'text'")
+                raise InvalidTurn(f"{where}: el bloque {i} es un bloque de texto sin un texto en 'text'")
         elif kind == "tool_use":
             missing = [key for key in ("id", "name", "input") if key not in block]
             if missing:
-                raise InvalidTurn(f"{where}: tool_use block {i} lacks {missing}")
+                raise InvalidTurn(f"{where}: al bloque tool_use {i} le falta {missing}")
             if not isinstance(block["input"], dict):
-                raise InvalidTurn(f"{where}: tool_use block {i} input must be a dict")
+                raise InvalidTurn(f"{where}: el input del bloque tool_use {i} debe ser un dict")
         else:
-            raise InvalidTurn(f"{where}: block {i} has unknown type {kind!r}")
+            raise InvalidTurn(f"{where}: el bloque {i} tiene un tipo desconocido {kind!r}")
     if turn["stop_reason"] == "tool_use" and not tool_uses(content):
-        raise InvalidTurn(f"{where}: stop_reason is tool_use but no block is a tool_use")
+        raise InvalidTurn(f"{where}: stop_reason es tool_use, pero ningún bloque es un tool_use")
     checked: Turn = turn  # type: ignore[assignment]  # every key and block was checked above
     return checked
 

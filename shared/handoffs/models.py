@@ -37,7 +37,7 @@ class ScriptedModel:
 
     def __init__(self, turns: Sequence[Any], name: str = "scripted") -> None:
         self.name = name
-        self.turns = [check_turn(copy.deepcopy(t), f"{name} step {i}") for i, t in enumerate(turns)]
+        self.turns = [check_turn(copy.deepcopy(t), f"{name} paso {i}") for i, t in enumerate(turns)]
 
     def __len__(self) -> int:
         return len(self.turns)
@@ -45,8 +45,8 @@ class ScriptedModel:
     def __getitem__(self, step: int) -> Turn:
         if not 0 <= step < len(self.turns):
             raise ScriptExhausted(
-                f"ScriptedModel {self.name!r} has no turn for step {step}: "
-                f"its script has {len(self.turns)} turn(s)")
+                f"el ScriptedModel {self.name!r} no tiene turno para el paso {step}: "
+                f"su guion tiene {len(self.turns)} turno(s)")
         return copy.deepcopy(self.turns[step])
 
     def __repr__(self) -> str:
@@ -70,11 +70,12 @@ def next_turn(model: AnyModel, step: int, messages: list[Message], tools: Sequen
         turn = model[step]
     elif isinstance(model, Sequence):
         if not 0 <= step < len(model):
-            raise ScriptExhausted(f"the model script has no turn for step {step}: it has {len(model)} turn(s)")
+            raise ScriptExhausted(f"el guion del modelo no tiene turno para el paso {step}: "
+                                  f"tiene {len(model)} turno(s)")
         turn = model[step]
     elif callable(model):
         turn = model(copy.deepcopy(messages), tools=list(tools), system=system)
     else:
-        raise UsageError(f"a model is a ScriptedModel, a list of turns or a callable "
-                        f"model(messages, tools=..., system=...), not {type(model).__name__}")
-    return check_turn(copy.deepcopy(turn), f"model turn at step {step}")
+        raise UsageError(f"un modelo es un ScriptedModel, una lista de turnos o un invocable "
+                        f"model(messages, tools=..., system=...), no {type(model).__name__}")
+    return check_turn(copy.deepcopy(turn), f"turno del modelo en el paso {step}")

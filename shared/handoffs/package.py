@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError, create_model
 
-from .errors import UsageError
+from .errors import UsageError, pydantic_message
 from .tools import ToolSchema, model_schema
 
 HANDOFF_TOOL_NAME = "handoff_to_specialist"
@@ -23,16 +23,16 @@ REQUIRED_FIELDS = ("receiver", "reason", "task")
 
 def _not_blank(text: str) -> str:
     if not text.strip():
-        raise ValueError("must not be blank")
+        raise ValueError("no puede estar vacío ni tener solo espacios")
     return text
 
 
 NonEmpty = Annotated[str, StringConstraints(strict=True, min_length=1), AfterValidator(_not_blank)]
 
 HANDOFF_DESCRIPTION = (
-    "Hand the rest of the current task to another specialist when part of the request falls "
-    "outside your own expertise. Use it only mid-task, never for the initial routing, and pass "
-    "the MINIMAL context the receiver needs, never your whole history."
+    "Haz handoff del resto de la tarea actual a otro especialista cuando una parte de la solicitud "
+    "quede fuera de tu especialidad. Úsala solo a mitad de la tarea, nunca para el enrutamiento "
+    "inicial, y pasa el contexto MÍNIMO que necesita el receptor, nunca todo tu historial."
 )
 
 
@@ -45,11 +45,11 @@ class HandoffInput(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    receiver: NonEmpty = Field(description="The specialist that takes over the task.")
-    reason: NonEmpty = Field(description="Why the task leaves you, in one sentence.")
-    task: NonEmpty = Field(description="What the receiver must do, in its own words.")
+    receiver: NonEmpty = Field(description="El especialista que pasa a ser dueño de la tarea.")
+    reason: NonEmpty = Field(description="Por qué la tarea deja de ser tuya, en una oración.")
+    task: NonEmpty = Field(description="Qué debe hacer el receptor, dicho con tus palabras.")
     context: dict[str, Any] = Field(default_factory=dict,
-                                    description="Only the facts the receiver needs, never the whole history.")
+                                    description="Solo los hechos que el receptor necesita, nunca todo el historial.")
 
 
 class PackageData(HandoffInput):
@@ -66,7 +66,7 @@ def input_model(receivers: tuple[str, ...] | None) -> type[HandoffInput]:
     if not receivers:
         return HandoffInput
     receiver_type = Literal[receivers]  # type: ignore[valid-type]
-    description = f"The specialist that takes over. One of: {list(receivers)}"
+    description = f"El especialista que pasa a ser dueño de la tarea. Uno de: {list(receivers)}"
     described = Annotated[receiver_type, Field(description=description)]
     return create_model("HandoffInput", __base__=HandoffInput, receiver=(described, ...))
 
@@ -136,11 +136,11 @@ class HandoffPackage:
     def from_dict(cls, data: Any) -> "HandoffPackage":
         """Build a package from a dict, with a clear error for a missing or mistyped field."""
         if not isinstance(data, dict):
-            raise InvalidPackage(f"a handoff package must be a JSON object, got {type(data).__name__}")
+            raise InvalidPackage(f"un paquete de handoff debe ser un objeto JSON, no {type(data).__name__}")
         try:
             valid = PackageData.model_validate(data)
         except ValidationError as error:
-            raise InvalidPackage("invalid handoff package: " + "; ".join(
+            raise InvalidPackage("paquete de handoff inválido: " + "; ".join(
                 _field_problem(e) for e in error.errors())) from None
         return cls(**valid.model_dump())
 
@@ -150,19 +150,17 @@ class HandoffPackage:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as error:
-            raise InvalidPackage(f"handoff package is not valid JSON: {error}") from None
+            raise InvalidPackage(f"el paquete de handoff no es JSON válido: {error}") from None
         return cls.from_dict(data)
 
 
 def _field_problem(error: Any) -> str:
     name = str(error["loc"][0]) if error["loc"] else "package"
-    if error["type"] == "missing":
-        return f"{name}: missing"
-    if error["type"] == "extra_forbidden":
-        return f"{name}: unknown field"
+    if error["type"] in ("missing", "extra_forbidden"):
+        return f"{name}: {pydantic_message(error)}"
     if name == "context":
-        return "context: must be an object"
-    return f"{name}: must be a non-empty string"
+        return "context: debe ser un objeto"
+    return f"{name}: debe ser un texto no vacío"
 
 
 def package_from_tool_input(sender: str, tool_input: dict[str, Any]) -> HandoffPackage:

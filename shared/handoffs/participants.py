@@ -69,7 +69,7 @@ class Escalate:
         except (InvalidContract, ValidationError):
             return  # unreadable: the receiver's validation says why
         if contract.escalation is None:
-            raise InvalidOutcome(f"Escalate needs a contract with an escalation block; {contract!r} has none")
+            raise InvalidOutcome(f"Escalate necesita un contrato con el bloque escalation; {contract!r} no lo tiene")
 
 
 @dataclass(frozen=True)
@@ -118,8 +118,8 @@ class ScriptedAgent:
     def act(self, step: int, task: Task, received: Any) -> Outcome:
         """The outcome of this agent's ``step``-th turn, given what it ``received`` last."""
         if step >= len(self.script):
-            raise OutOfScript(f"agent {self.name!r} has no outcome for step {step}: "
-                              f"its script has {len(self.script)}")
+            raise OutOfScript(f"el agente {self.name!r} no tiene resultado para el paso {step}: "
+                              f"su guion tiene {len(self.script)}")
         outcome = self.script[step]
         return outcome(task, received) if callable(outcome) else outcome
 
@@ -150,7 +150,8 @@ class ModelAgent:
         if package is None:
             return Finish(final_text(final))
         if self.to_contract is None:
-            raise UsageError(f"ModelAgent {self.name!r} handed off to {package.receiver!r}, but has no to_contract")
+            raise UsageError(f"el ModelAgent {self.name!r} hizo handoff a {package.receiver!r}, "
+                             "pero no tiene to_contract")
         return Handoff(self.to_contract(task, package))
 
     def __repr__(self) -> str:
@@ -186,7 +187,7 @@ class Human:
         elif step < len(self.answers):
             answer = self.answers[step]
         else:
-            raise OutOfScript(f"human {self.name!r} has no answer for escalation {step}")
+            raise OutOfScript(f"el humano {self.name!r} no tiene respuesta para el escalamiento {step}")
         return Decision(str(answer).strip(), to=received.sender)
 
     def __repr__(self) -> str:

@@ -84,7 +84,7 @@ def comparison_table(patterns: Mapping[str, Pattern], names: Sequence[str] | Non
     names = list(patterns) if names is None else list(names)
     unknown = [name for name in names if name not in patterns]
     if unknown:
-        raise KeyError(f"unknown pattern(s) {unknown}; patterns are {list(patterns)}")
+        raise KeyError(f"patrón(es) desconocido(s) {unknown}; los patrones son {list(patterns)}")
     return ComparisonTable(tuple(patterns[name] for name in names))
 
 
@@ -117,7 +117,7 @@ class PatternRun:
         participants += [c.agent for c in self.calls if c.agent not in participants]
         if self.router:
             events: list[Event] = [("call", USER, self.router, self.question),
-                      ("call", self.router, self.owner, f"route: {self.owner}"),
+                      ("call", self.router, self.owner, f"enruta: {self.owner}"),
                       ("note", self.router, self.owner, f"{self.owner} pasa a ser dueño de la tarea")]
         else:
             events = [("call", USER, self.owner, self.question)]
@@ -148,7 +148,7 @@ def _tool_use_blocks(messages: Sequence[Message]) -> list[ToolUseBlock]:
 
 def _model_for(models: Mapping[str, AnyModel], name: str) -> AnyModel:
     if name not in models:
-        raise KeyError(f"no model for {name!r}; models were given for {sorted(models)}")
+        raise KeyError(f"no hay modelo para {name!r}; se dieron modelos para {sorted(models)}")
     return models[name]
 
 
@@ -161,7 +161,7 @@ def _run_alone(question: str, model: AnyModel, name: str, tools: Mapping[str, To
     result = run_agent_robust(question, model, tools, name, receivers=(), max_iterations=max_iterations,
                               tool_schemas=schemas, system=system)
     if result.final is None:
-        raise UsageError(f"{name} handed off, but no one was offered to hand off to")
+        raise UsageError(f"{name} hizo handoff, pero no se le ofreció a nadie a quien hacer handoff")
     return result.final, result.messages
 
 
@@ -170,7 +170,8 @@ def run_routed(question: str, route: Callable[[str], str], models: Mapping[str, 
     """Router: ``route(question)`` names the specialist before any work; it runs alone and answers."""
     name = route(question)
     if name not in registry:
-        raise UsageError(f"the router chose {name!r}, which is not a specialist; specialists are {sorted(registry)}")
+        raise UsageError(f"el router eligió {name!r}, que no es un especialista; "
+                         f"los especialistas son {sorted(registry)}")
     tools = registry[name]["tools"]
     final, messages = _run_alone(question, _model_for(models, name), name, tools, registry, max_iterations,
                                  schemas_of(tools))
@@ -184,10 +185,10 @@ def agent_tool_name(agent: str) -> str:
 
 def agent_tool_schema(agent: str, registry: Mapping[str, Specialist]) -> ToolSchema:
     """The schema of ``ask_<agent>(task)``, for a live caller: the answer comes back and the caller goes on."""
-    task = (str, Field(description=f"The task for {agent}, in its own words."))
+    task = (str, Field(description=f"La tarea para {agent}, en tus propias palabras."))
     return {"name": agent_tool_name(agent),
-            "description": (f"Ask {agent} ({registry[agent]['expertise']}) to do a task and return its answer "
-                            "to you. You keep the conversation and answer the user yourself."),
+            "description": (f"Pídele a {agent} ({registry[agent]['expertise']}) que haga una tarea y te devuelva "
+                            "su respuesta. Tú sigues siendo dueño de la conversación y respondes al usuario."),
             "input_schema": json_schema_of({"task": task}, f"{agent_tool_name(agent)}_input")}
 
 
@@ -202,7 +203,7 @@ def run_with_agent_tools(question: str, caller: str, models: Mapping[str, AnyMod
     parent's own task - not how the control moves.
     """
     if pattern not in ("agent_as_tool", "subagent"):
-        raise UsageError(f"run_with_agent_tools runs 'agent_as_tool' or 'subagent', not {pattern!r}")
+        raise UsageError(f"run_with_agent_tools ejecuta 'agent_as_tool' o 'subagent', no {pattern!r}")
     runs: list[tuple[str, str, str, list[Message]]] = []
     lock = threading.Lock()
 

@@ -92,8 +92,8 @@ def _local_refs_only(name: str, parameters: Schema) -> None:
         for part in parts or []:
             target = target.get(part) if isinstance(target, dict) else None
         if parts is None or not isinstance(target, dict):
-            raise UnsupportedSchema(f"tool {name!r}: $ref {ref!r} at {path} does not point inside the schema; "
-                                    "only local references such as '#/$defs/Name' are supported")
+            raise UnsupportedSchema(f"tool {name!r}: el $ref {ref!r} en {path} no apunta dentro del esquema; "
+                                    "solo se admiten referencias locales como '#/$defs/Name'")
 
 
 def _description(description: str | None) -> Schema:
@@ -126,13 +126,13 @@ def _gemini_node(name: str, path: str, node: Schema) -> Schema:
     node = dict(node)
     where = f"tool {name!r}: {path}"
     if "$ref" in node or "$defs" in node or "definitions" in node:
-        raise UnsupportedSchema(f"{where} uses $ref/$defs, which Gemini function declarations do not support; "
-                                "inline the referenced schema")
+        raise UnsupportedSchema(f"{where} usa $ref/$defs, que las declaraciones de funciones de Gemini no admiten; "
+                                "escribe el esquema referido en su lugar")
     types = node.get("type")
     if isinstance(types, list):
         others = [t for t in types if t != "null"]
         if len(others) != 1:
-            raise UnsupportedSchema(f"{where} has type {types!r}; Gemini takes one type (plus null)")
+            raise UnsupportedSchema(f"{where} tiene el tipo {types!r}; Gemini acepta un solo tipo (más null)")
         node["type"] = others[0]
         if "null" in types:
             node["nullable"] = True
@@ -146,10 +146,10 @@ def _gemini_node(name: str, path: str, node: Schema) -> Schema:
             node.update(anyOf=kept, nullable=True)
     enum = node.get("enum")
     if enum is not None and not all(isinstance(value, str) for value in enum):
-        raise UnsupportedSchema(f"{where} has enum {enum!r}; Gemini takes enums of strings only")
+        raise UnsupportedSchema(f"{where} tiene el enum {enum!r}; Gemini solo acepta enums de textos")
     unknown = sorted(set(node) - GEMINI_SCHEMA_KEYS)
     if unknown:
-        raise UnsupportedSchema(f"{where} uses {unknown}, which the Gemini Schema does not have")
+        raise UnsupportedSchema(f"{where} usa {unknown}, que el Schema de Gemini no tiene")
     return node
 
 
@@ -182,7 +182,7 @@ def _sdk(module: str, package: str, who: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError as error:
-        raise MissingSDK(f"{who} needs the {package!r} package; install the live extra with: "
+        raise MissingSDK(f"{who} necesita el paquete {package!r}; instala el extra live con: "
                          'pip install -e ".[live]"') from error
 
 
@@ -311,11 +311,11 @@ class OpenAIModel(LiveModel):
             try:
                 arguments = json.loads(call.function.arguments or "{}")
             except json.JSONDecodeError as error:
-                raise MalformedToolCall(f"OpenAI returned arguments for {call.function.name!r} that are not JSON: "
+                raise MalformedToolCall(f"OpenAI devolvió argumentos para {call.function.name!r} que no son JSON: "
                                         f"{call.function.arguments!r}") from error
             if not isinstance(arguments, dict):
-                raise MalformedToolCall(f"OpenAI returned arguments for {call.function.name!r} that are not a JSON "
-                                        f"object: {call.function.arguments!r}")
+                raise MalformedToolCall(f"OpenAI devolvió argumentos para {call.function.name!r} que no son un objeto "
+                                        f"JSON: {call.function.arguments!r}")
             blocks.append(tool_use_block(call.id, call.function.name, arguments))
         return _turn(blocks)
 
@@ -406,6 +406,6 @@ def model_from_env(default: Any = None, environ: Mapping[str, str] | None = None
     provider, _, model = value.partition(":")
     provider, model = provider.strip().lower(), model.strip()
     if provider not in PROVIDERS or not model:
-        raise InvalidModelName(f"{ENV_VAR}={value!r} is not 'provider:model' with a provider in "
-                         f"{sorted(PROVIDERS)}, e.g. 'anthropic:<model>', 'openai:<model>', 'gemini:<model>'")
+        raise InvalidModelName(f"{ENV_VAR}={value!r} no tiene la forma 'provider:model' con un provider de "
+                         f"{sorted(PROVIDERS)}, p. ej. 'anthropic:<model>', 'openai:<model>', 'gemini:<model>'")
     return PROVIDERS[provider](model)

@@ -31,8 +31,8 @@ class RecordingModel:
 
     def __init__(self, inner: Any, name: str | None = None) -> None:
         if not callable(inner):
-            raise NotAModel(f"RecordingModel wraps a live model, a callable model(messages, tools=..., system=...); "
-                            f"got {type(inner).__name__}")
+            raise NotAModel("RecordingModel envuelve un modelo real, un invocable "
+                            f"model(messages, tools=..., system=...); se recibió {type(inner).__name__}")
         self.inner = inner
         self.name = name or getattr(inner, "name", None) or "recorded"
         self.turns: list[dict[str, Any]] = []
@@ -73,13 +73,13 @@ def load_script(path: str | os.PathLike[str], name: str | None = None) -> Script
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
-        raise InvalidScript(f"{path}: not valid JSON ({error})") from None
+        raise InvalidScript(f"{path}: no es JSON válido ({error})") from None
     if isinstance(data, dict):
         turns, stored_name = data.get("turns"), data.get("name")
     else:
         turns, stored_name = data, None
     if not isinstance(turns, list):
-        raise InvalidScript(f"{path}: expected a list of turns or an object with a 'turns' list")
+        raise InvalidScript(f"{path}: se esperaba una lista de turnos o un objeto con una lista 'turns'")
     try:
         return ScriptedModel(turns, name=name or stored_name or path.stem)
     except InvalidTurn as error:

@@ -36,7 +36,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from .contract import CURRENT_VERSION, HandoffContract, InvalidContract, canonical_form, parse_contract
-from .errors import HandoffsError, UsageError
+from .errors import HandoffsError, UsageError, pydantic_problems
 
 MAX_ATTEMPTS = 5
 """How many claims a handoff gets before it becomes a dead letter."""
@@ -113,7 +113,7 @@ class StoredContract:
         return self.contract is not None
 
     def __repr__(self) -> str:
-        note = "" if self.readable else f", unreadable: {self.error}"
+        note = "" if self.readable else f", ilegible: {self.error}"
         return f"StoredContract({self.handoff_id} v{self.version} {self.status}, attempts={self.attempts}{note})"
 
 
@@ -122,10 +122,10 @@ def _stored_form(contract: object) -> tuple[str, str, str, int, dict[str, Any]]:
     data = canonical_form(contract)
     missing = [key for key in ("handoff_id", "task_id") if not isinstance(data.get(key), str) or not data[key]]
     if missing:
-        raise InvalidContract(f"cannot store a contract without {missing}")
+        raise InvalidContract(f"no se puede guardar un contrato sin {missing}")
     version = data.get("version", CURRENT_VERSION)
     if type(version) is not int:
-        raise InvalidContract(f"cannot store a contract whose version is {version!r}: it must be a whole number")
+        raise InvalidContract(f"no se puede guardar un contrato cuya versión es {version!r}: debe ser un número entero")
     raw = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return raw, data["handoff_id"], data["task_id"], version, data
 
@@ -135,8 +135,10 @@ def _read(row: sqlite3.Row) -> StoredContract:
     contract = error = None
     try:
         contract = parse_contract(row["raw"])
-    except (InvalidContract, ValidationError) as problem:
+    except InvalidContract as problem:
         error = f"{type(problem).__name__}: {problem}"
+    except ValidationError as problem:
+        error = f"{type(problem).__name__}: {'; '.join(pydantic_problems(problem))}"
     return StoredContract(row["handoff_id"], row["task_id"], row["version"], row["raw"], row["status"],
                           row["attempts"], row["worker"], row["result"], contract, error)
 
@@ -153,12 +155,12 @@ class HandoffStore:
                  clock: Callable[[], float] = time.time, *, max_attempts: int = MAX_ATTEMPTS,
                  readonly: bool = False) -> None:
         if max_attempts < 1:
-            raise UsageError(f"max_attempts must be at least 1, got {max_attempts}")
+            raise UsageError(f"max_attempts debe ser al menos 1; se recibió {max_attempts}")
         self.path, self.lease_seconds, self.clock, self.max_attempts = str(path), lease_seconds, clock, max_attempts
         exists = os.path.exists(self.path)
         self.readonly = readonly or (exists and not os.access(self.path, os.W_OK))
         if self.readonly and not exists:
-            raise StoreError(f"cannot open {self.path} read-only: no such file")
+            raise StoreError(f"no se puede abrir {self.path} en solo lectura: el archivo no existe")
         self.db = self._connect()
 
     def _connect(self) -> sqlite3.Connection:
@@ -170,7 +172,7 @@ class HandoffStore:
             else:
                 db = sqlite3.connect(self.path, isolation_level=None, timeout=5.0)
         except sqlite3.Error as error:
-            raise StoreError(f"cannot open {self.path}: {error}") from error
+            raise StoreError(f"no se puede abrir {self.path}: {error}") from error
         try:
             db.row_factory = sqlite3.Row
             db.execute("PRAGMA busy_timeout=5000")
@@ -186,18 +188,18 @@ class HandoffStore:
                         db.execute(f"ALTER TABLE outbox ADD COLUMN {column} {kind}")
         except sqlite3.Error as error:
             db.close()
-            raise StoreError(f"{self.path} is not a usable handoff store: {error}") from error
+            raise StoreError(f"{self.path} no es un almacén de handoffs utilizable: {error}") from error
         return db
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any error; a database error names the file."""
         if self.readonly:
-            raise ReadOnlyStore(f"{self.path} is open read-only: it cannot be written")
+            raise ReadOnlyStore(f"{self.path} está abierto en solo lectura: no se puede escribir")
         try:
             self.db.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as error:
-            raise StoreError(f"cannot write {self.path}: {error}") from error
+            raise StoreError(f"no se puede escribir en {self.path}: {error}") from error
         try:
             yield self.db
             self.db.execute("COMMIT")
@@ -205,7 +207,7 @@ class HandoffStore:
             if self.db.in_transaction:
                 self.db.execute("ROLLBACK")
             if isinstance(error, sqlite3.Error):
-                raise StoreError(f"cannot write {self.path}: {error}") from error
+                raise StoreError(f"no se puede escribir en {self.path}: {error}") from error
             raise
 
     def _rows(self, query: str, args: Sequence[Any] = ()) -> list[sqlite3.Row]:
@@ -213,7 +215,7 @@ class HandoffStore:
         try:
             return self.db.execute(query, args).fetchall()
         except sqlite3.Error as error:
-            raise StoreError(f"cannot read {self.path}: {error}") from error
+            raise StoreError(f"no se puede leer {self.path}: {error}") from error
 
     def deliver(self, contract: object) -> bool:
         """Store a handoff and its outbox message once; True when new, False for a repeat of the same content.
@@ -227,7 +229,7 @@ class HandoffStore:
             row = db.execute("SELECT raw FROM contracts WHERE handoff_id = ?", (handoff_id,)).fetchone()
             if row is not None:
                 if row["raw"] != raw:
-                    raise ConflictingDelivery(f"handoff {handoff_id!r} was already delivered with different content")
+                    raise ConflictingDelivery(f"el handoff {handoff_id!r} ya se entregó con otro contenido")
                 return False
             seq = db.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM contracts").fetchone()[0]
             db.execute("INSERT INTO contracts (handoff_id, task_id, version, raw, seq) VALUES (?, ?, ?, ?, ?)",
@@ -263,7 +265,7 @@ class HandoffStore:
         """The row when ``worker`` holds the current claim on it (an expired lease no one reclaimed still counts)."""
         row = db.execute("SELECT * FROM contracts WHERE handoff_id = ?", (handoff_id,)).fetchone()
         if row is None:
-            raise UnknownHandoff(f"no handoff {handoff_id!r} in {self.path}")
+            raise UnknownHandoff(f"no hay ningún handoff {handoff_id!r} en {self.path}")
         return row if row["status"] == "processing" and row["worker"] == worker else None
 
     def renew(self, handoff_id: str, worker: str) -> bool:
@@ -322,7 +324,7 @@ class HandoffStore:
         """The stored handoff with this id; UnknownHandoff (a KeyError) if there is none."""
         rows = self._rows("SELECT * FROM contracts WHERE handoff_id = ?", (handoff_id,))
         if not rows:
-            raise UnknownHandoff(f"no handoff {handoff_id!r} in {self.path}")
+            raise UnknownHandoff(f"no hay ningún handoff {handoff_id!r} en {self.path}")
         return _read(rows[0])
 
     def contracts(self, task_id: str | None = None) -> list[StoredContract]:
@@ -371,9 +373,9 @@ class HandoffStore:
         self.close()
 
     def __repr__(self) -> str:
-        mode = ", read-only" if self.readonly else ""
+        mode = ", solo lectura" if self.readonly else ""
         try:
             counts = {row[0]: row[1] for row in self._rows("SELECT status, COUNT(*) FROM contracts GROUP BY status")}
         except StoreError:  # closed, or unreadable: the repr still says which file
-            return f"HandoffStore({self.path!r}{mode}, unreadable)"
-        return f"HandoffStore({self.path!r}{mode}, {counts or 'empty'})"
+            return f"HandoffStore({self.path!r}{mode}, ilegible)"
+        return f"HandoffStore({self.path!r}{mode}, {counts or 'vacío'})"

@@ -78,14 +78,14 @@ def _function_schema(function: Tool, name: str, description: str | None) -> Tool
     try:
         parameters = inspect.signature(function).parameters.values()
     except (TypeError, ValueError) as error:
-        raise UsageError(f"tool {name!r}: cannot read its signature ({error})") from None
+        raise UsageError(f"tool {name!r}: no se puede leer su firma ({error})") from None
     hints = _type_hints(function)
     fields = {}
     for parameter in parameters:
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
             continue  # *args / **kwargs: nothing a model can be told to fill in
         if parameter.kind is parameter.POSITIONAL_ONLY:
-            raise UsageError(f"tool {name!r}: parameter {parameter.name!r} cannot be passed by keyword")
+            raise UsageError(f"tool {name!r}: el parámetro {parameter.name!r} no se puede pasar por nombre")
         default = ... if parameter.default is parameter.empty else parameter.default
         fields[parameter.name] = (hints.get(parameter.name, Any), default)
     doc = description if description is not None else (inspect.getdoc(function) or "").split("\n\n")[0]
@@ -107,18 +107,18 @@ class UnsupportedSchema(UsageError, ValueError):
 def unpack_tool_schema(schema: object) -> tuple[str, str | None, dict[str, Any]]:
     """(name, description, JSON Schema of the input) of a tool schema in any of the three shapes."""
     if not isinstance(schema, dict):
-        raise UnsupportedSchema(f"a tool schema must be a dict, got {type(schema).__name__}")
+        raise UnsupportedSchema(f"el esquema de una tool debe ser un dict, no {type(schema).__name__}")
     tool = schema.get("function") if schema.get("type") == "function" and "function" in schema else schema
     if not isinstance(tool, dict) or not isinstance(tool.get("name"), str) or not tool["name"]:
-        raise UnsupportedSchema(f"a tool schema needs a name: {schema!r}")
+        raise UnsupportedSchema(f"el esquema de una tool necesita un nombre: {schema!r}")
     name = tool["name"]
     given = [key for key in ("input_schema", "parameters") if key in tool]
     if len(given) > 1:
-        raise UnsupportedSchema(f"tool {name!r} has both input_schema and parameters: give one")
+        raise UnsupportedSchema(f"la tool {name!r} tiene input_schema y parameters a la vez: da solo uno")
     parameters = tool[given[0]] if given else {"type": "object", "properties": {}}
     if not isinstance(parameters, dict) or parameters.get("type") != "object":
-        raise UnsupportedSchema(f"tool {name!r}: its input schema must be an object schema "
-                                f"({{\"type\": \"object\", ...}}), got {parameters!r}")
+        raise UnsupportedSchema(f"tool {name!r}: su esquema de entrada debe ser un esquema de objeto "
+                                f"({{\"type\": \"object\", ...}}), no {parameters!r}")
     description = tool.get("description")
     return name, description if isinstance(description, str) else None, copy.deepcopy(parameters)
 

@@ -69,7 +69,7 @@ class TraceEvent:
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
-            raise TraceError(f"unknown trace event kind {self.kind!r}; kinds are {KINDS}")
+            raise TraceError(f"tipo de evento de traza desconocido {self.kind!r}; los tipos son {KINDS}")
 
     @property
     def moves_owner(self) -> bool:
@@ -171,8 +171,8 @@ class Trace:
         for event in events:
             acting = None if event.kind == "start" else event.sender
             if acting != owner:
-                raise TraceError(f"{task_id}: {event.kind} by {event.sender!r} at {event.time}, "
-                                 f"but the owner then was {owner!r}")
+                raise TraceError(f"{task_id}: {event.kind} de {event.sender!r} en {event.time}, "
+                                 f"pero el dueño de la tarea en ese momento era {owner!r}")
             if event.moves_owner or event.kind == "finish":
                 if owner is not None:
                     spans.append(Span(task_id, owner, since, event.time))

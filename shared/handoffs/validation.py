@@ -27,7 +27,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from .contract import HandoffContract, InvalidContract, UnsupportedVersion, parse_contract
-from .errors import ModelBehaviorError
+from .errors import ModelBehaviorError, pydantic_message
 from .loop import RunResult
 from .package import HandoffPackage
 from .runner import run_agent_robust
@@ -94,7 +94,8 @@ def _parse(value: object) -> tuple[HandoffContract | None, list[dict[str, str]]]
     try:
         return parse_contract(value), []
     except ValidationError as error:
-        return None, [_error(".".join(str(part) for part in e["loc"]) or ROOT, e["msg"]) for e in error.errors()]
+        return None, [_error(".".join(str(part) for part in e["loc"]) or ROOT, pydantic_message(e))
+                      for e in error.errors()]
     except UnsupportedVersion as error:
         return None, [_error("version", str(error))]
     except InvalidContract as error:  # not a JSON object, not JSON at all, too large, a broken legacy payload

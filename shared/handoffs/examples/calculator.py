@@ -39,7 +39,7 @@ def divide_numbers(a: Annotated[float, Field(description="dividend")],
                    b: Annotated[float, Field(description="divisor, not zero")]) -> float:
     """Divide a by b and return a / b; b must not be zero."""
     if b == 0:
-        raise ValueError(f"cannot divide {a} by zero")
+        raise ValueError(f"no se puede dividir {a} entre cero")
     return a / b
 
 
@@ -48,14 +48,14 @@ def power(base: Annotated[float, Field(description="the base")],
     """Raise base to exponent and return base ** exponent."""
     result = base ** exponent
     if isinstance(result, complex):
-        raise ValueError(f"{base} ** {exponent} has no real result")
+        raise ValueError(f"{base} ** {exponent} no tiene resultado real")
     return result
 
 
 def square_root(number: Annotated[float, Field(description="a number >= 0")]) -> float:
     """Return the square root of a number that is not negative."""
     if number < 0:
-        raise ValueError(f"cannot take the square root of a negative number ({number})")
+        raise ValueError(f"no se puede sacar la raíz cuadrada de un número negativo ({number})")
     return math.sqrt(number)
 
 
@@ -138,8 +138,8 @@ class ScriptsByQuestion:
         question, step = _current_question(messages)
         if question not in self.scripts:
             raise ScriptExhausted(
-                f"{self.name!r} has no script for the question {question!r}; its questions are "
-                f"{list(self.scripts)}. Set HANDOFFS_MODEL to ask a live model instead.")
+                f"{self.name!r} no tiene guion para la pregunta {question!r}; sus preguntas son "
+                f"{list(self.scripts)}. Define HANDOFFS_MODEL para preguntarle a un modelo real.")
         return self.scripts[question][step]
 
     def __repr__(self) -> str:
@@ -152,7 +152,7 @@ def _current_question(messages: list[Message]) -> tuple[str, int]:
         if message["role"] == "user" and isinstance(message["content"], str):
             later = messages[index + 1:]
             return message["content"], sum(1 for m in later if m["role"] == "assistant")
-    raise ScriptExhausted("a scripted model needs a user question in the conversation")
+    raise ScriptExhausted("un modelo con guion necesita una pregunta del usuario en la conversación")
 
 
 def helpful_script() -> "ScriptsByQuestion":

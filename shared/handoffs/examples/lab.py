@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..contract import HandoffContract
 from ..coordinator import MAX_HOPS, Coordination, Coordinator
-from ..errors import UsageError
+from ..errors import UsageError, pydantic_problems
 from ..participants import Escalate, Finish, Handoff, Human, Participant, Progress, Return, ScriptedAgent, Task
 from .ticket import TRIAGE_TO_INFRA, infra_tools
 
@@ -211,9 +211,9 @@ def _evidence(runs: list[Coordination], result: dict[str, Any]) -> list[str]:
 def run_lab(kind: str = "multiagent", seed: int = 0) -> dict[str, Any]:
     """Run the lab ``kind`` with ``seed``; returns a JSON-ready dict with kind, seed, evidence and limitations."""
     if kind not in LAB_KINDS:
-        raise LabError(f"unknown lab kind {kind!r}; kinds are {list(LAB_KINDS)}")
+        raise LabError(f"tipo de laboratorio desconocido {kind!r}; los tipos son {list(LAB_KINDS)}")
     if isinstance(seed, bool) or not isinstance(seed, int):
-        raise LabError(f"the seed must be an integer, got {seed!r}")
+        raise LabError(f"la semilla debe ser un número entero; se recibió {seed!r}")
     return _run_multiagent(seed)
 
 
@@ -222,10 +222,10 @@ def add_extension(result: dict[str, Any], path: Path) -> dict[str, Any]:
     try:
         extension = StudentExtension.model_validate(json.loads(Path(path).read_text(encoding="utf-8")))
     except OSError as error:
-        raise LabError(f"cannot read the extension {path}: {error.strerror}") from None
+        raise LabError(f"no se puede leer la extensión {path}: {error.strerror}") from None
     except json.JSONDecodeError as error:
-        raise LabError(f"the extension {path} is not JSON: {error}") from None
+        raise LabError(f"la extensión {path} no es JSON: {error}") from None
     except ValidationError as error:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'extension'}: {e['msg']}" for e in error.errors())
-        raise LabError(f"the extension {path} is not a student_extension: {problems}") from None
+        problems = "; ".join(pydantic_problems(error, root="extension"))
+        raise LabError(f"la extensión {path} no es una student_extension: {problems}") from None
     return {**result, "student_extension": extension.model_dump()}

@@ -42,7 +42,7 @@ def search_docs(query: Annotated[str, Field(description="What to look for, in a 
 def no_show_charge(price_cents: int) -> int:
     """The no-show charge for a quoted price: half of it, in whole cents (rounded down)."""
     if isinstance(price_cents, bool) or not isinstance(price_cents, int) or price_cents < 0:
-        raise ValueError(f"price_cents must be a whole number of cents >= 0, got {price_cents!r}")
+        raise ValueError(f"price_cents debe ser un número entero de centavos >= 0; se recibió {price_cents!r}")
     return price_cents * NO_SHOW_PERCENT // 100
 
 
@@ -71,7 +71,7 @@ def run_specialist_with_handoff(name: str, task: str, model_script: AnyModel,
                                 registry: Mapping[str, Specialist] = SPECIALISTS) -> RunResult[HandoffPackage]:
     """Run the specialist ``name`` of Reservo's registry with run_agent_with_handoff (the seed's helper)."""
     if name not in registry:
-        raise KeyError(f"unknown specialist {name!r}; specialists are {sorted(registry)}")
+        raise KeyError(f"especialista desconocido {name!r}; los especialistas son {sorted(registry)}")
     return run_agent_with_handoff(task, model_script, registry[name]["tools"], self_name=name)
 
 
