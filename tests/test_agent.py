@@ -68,8 +68,8 @@ def capture(reply_turns):
 def test_capital_question_is_answered_without_a_handoff():
     helpful, calculator = build_calculator_example()
     messages, text = helpful.run(ask(CAPITAL_QUESTION))
-    assert text == "Paris."
-    assert messages == [ask(CAPITAL_QUESTION)[0], {"role": "assistant", "content": [text_block("Paris.")]}]
+    assert text == "París."
+    assert messages == [ask(CAPITAL_QUESTION)[0], {"role": "assistant", "content": [text_block("París.")]}]
     assert [event.kind for event in helpful.last_trace] == ["answer"]
     assert len(calculator.last_trace) == 0
 
@@ -77,10 +77,10 @@ def test_capital_question_is_answered_without_a_handoff():
 def test_equation_is_handed_off_and_solved_by_the_calculator():
     helpful, calculator = build_calculator_example()
     messages, text = helpful.run(ask(EQUATION_QUESTION))
-    assert text.endswith("Answer:\nx = 2 or x = 3")
+    assert text.endswith("Respuesta:\nx = 2 o x = 3")
     lines = helpful.format_trace().splitlines()
     assert [line.strip() for line in lines[:-1]] == EXPECTED_EQUATION_TRACE
-    assert lines[-1].startswith("  calculator_assistant: respuesta 'I solved x² - 5x + 6 = 0")
+    assert lines[-1].startswith("  calculator_assistant: respuesta 'Resolví x² - 5x + 6 = 0")
     assert calculator.last_trace is helpful.last_trace
     # the history returned is the calculator's: the question, seven tool rounds, the answer
     assert messages[0] == ask(EQUATION_QUESTION)[0]
@@ -98,7 +98,7 @@ def test_both_questions_on_the_same_agents_and_again_give_the_same_runs():
 
 
 def test_the_model_gets_the_handoff_tool_and_the_system_prompt():
-    model, calls = capture([turn(text_block("Paris."))])
+    model, calls = capture([turn(text_block("París."))])
     helpful, _ = build_calculator_example(helpful_model=model)
     helpful.run(ask(CAPITAL_QUESTION))
     (call,) = calls
@@ -183,7 +183,7 @@ def test_a_handoff_cycle_stops_at_the_depth_guard():
 
 
 def test_a_mixed_turn_runs_the_tools_before_the_handoff_and_the_target_sees_text_only():
-    target_model, calls = capture([turn(text_block("x = 2 or x = 3"))])
+    target_model, calls = capture([turn(text_block("x = 2 o x = 3"))])
     target = Agent("calculator_assistant", model=target_model)
     script = [turn(text_block("First a quick check."),
                    tool_use_block("t1", "lookup", {"q": "x"}),
@@ -193,7 +193,7 @@ def test_a_mixed_turn_runs_the_tools_before_the_handoff_and_the_target_sees_text
     sender = Agent("helpful_assistant", model=script, tools={"lookup": lambda q: seen.append(q) or "found"},
                    handoffs=[target])
     _, text = sender.run(ask(EQUATION_QUESTION))
-    assert text == "x = 2 or x = 3"
+    assert text == "x = 2 o x = 3"
     assert seen == ["x"]
     assert calls[0]["messages"] == ask(EQUATION_QUESTION)
 
@@ -237,7 +237,7 @@ def test_repr_names_the_tools_and_the_handoff_targets():
     assert repr(calculator) == ("Agent('calculator_assistant', tools=['sum_numbers', 'multiply_numbers', "
                                 "'subtract_numbers', 'divide_numbers', 'power', 'square_root'], handoffs=[])")
     helpful.run(ask(CAPITAL_QUESTION))
-    assert repr(helpful.last_trace) == "AgentTrace de 1 evento(s):\n  helpful_assistant: respuesta 'Paris.'"
+    assert repr(helpful.last_trace) == "AgentTrace de 1 evento(s):\n  helpful_assistant: respuesta 'París.'"
 
 
 def test_schemas_convert_both_ways():

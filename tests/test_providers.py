@@ -222,7 +222,7 @@ def test_a_live_helpful_assistant_hands_off_to_the_scripted_calculator(server, p
     server.reply(reply)
     helpful, _ = build_calculator_example(helpful_model=make_model(server))
     _, text = helpful.run(EQUATION_QUESTION)
-    assert text.endswith("x = 2 or x = 3")
+    assert text.endswith("x = 2 o x = 3")
     (body,) = server.bodies()
     assert sent_handoff_enum(provider, body) == ("handoff", ["calculator_assistant"])
     assert str(helpful.last_trace[0]) == (

@@ -19,7 +19,7 @@ def test_reservo_quote_schema_comes_from_its_signature():
 
 def test_calculator_arguments_carry_their_descriptions():
     power = next(s for s in CALCULATOR_SCHEMAS if s["name"] == "power")
-    assert power["input_schema"]["properties"]["base"] == {"description": "the base", "type": "number"}
+    assert power["input_schema"]["properties"]["base"] == {"description": "la base", "type": "number"}
 
 
 def test_tool_schemas_come_from_partials_and_callable_objects_too():

@@ -17,43 +17,43 @@ from ..models import AnyModel, ScriptedModel, ScriptExhausted
 from ..tools import Tool, schemas_of
 
 
-def sum_numbers(a: Annotated[float, Field(description="first addend")],
-                b: Annotated[float, Field(description="second addend")]) -> float:
-    """Add two numbers and return a + b."""
+def sum_numbers(a: Annotated[float, Field(description="primer sumando")],
+                b: Annotated[float, Field(description="segundo sumando")]) -> float:
+    """Suma dos números y devuelve a + b."""
     return a + b
 
 
-def subtract_numbers(a: Annotated[float, Field(description="minuend")],
-                     b: Annotated[float, Field(description="subtrahend")]) -> float:
-    """Subtract b from a and return a - b."""
+def subtract_numbers(a: Annotated[float, Field(description="minuendo")],
+                     b: Annotated[float, Field(description="sustraendo")]) -> float:
+    """Resta b de a y devuelve a - b."""
     return a - b
 
 
-def multiply_numbers(a: Annotated[float, Field(description="first factor")],
-                     b: Annotated[float, Field(description="second factor")]) -> float:
-    """Multiply two numbers and return a * b."""
+def multiply_numbers(a: Annotated[float, Field(description="primer factor")],
+                     b: Annotated[float, Field(description="segundo factor")]) -> float:
+    """Multiplica dos números y devuelve a * b."""
     return a * b
 
 
-def divide_numbers(a: Annotated[float, Field(description="dividend")],
-                   b: Annotated[float, Field(description="divisor, not zero")]) -> float:
-    """Divide a by b and return a / b; b must not be zero."""
+def divide_numbers(a: Annotated[float, Field(description="dividendo")],
+                   b: Annotated[float, Field(description="divisor, distinto de cero")]) -> float:
+    """Divide a entre b y devuelve a / b; b no puede ser cero."""
     if b == 0:
         raise ValueError(f"no se puede dividir {a} entre cero")
     return a / b
 
 
-def power(base: Annotated[float, Field(description="the base")],
-          exponent: Annotated[float, Field(description="the exponent")]) -> float:
-    """Raise base to exponent and return base ** exponent."""
+def power(base: Annotated[float, Field(description="la base")],
+          exponent: Annotated[float, Field(description="el exponente")]) -> float:
+    """Eleva base a exponent y devuelve base ** exponent."""
     result = base ** exponent
     if isinstance(result, complex):
         raise ValueError(f"{base} ** {exponent} no tiene resultado real")
     return result
 
 
-def square_root(number: Annotated[float, Field(description="a number >= 0")]) -> float:
-    """Return the square root of a number that is not negative."""
+def square_root(number: Annotated[float, Field(description="un número >= 0")]) -> float:
+    """Devuelve la raíz cuadrada de un número que no es negativo."""
     if number < 0:
         raise ValueError(f"no se puede sacar la raíz cuadrada de un número negativo ({number})")
     return math.sqrt(number)
@@ -70,9 +70,9 @@ MATH_TOOLS: dict[str, Tool] = {
 
 CALCULATOR_SCHEMAS = schemas_of(MATH_TOOLS)
 
-CAPITAL_QUESTION = "What is the capital of France?"
-EQUATION_QUESTION = "What is the solution to the equation x² - 5x + 6 = 0?"
-HANDOFF_REASON = "The user asked to solve a quadratic equation, which involves equation solving."
+CAPITAL_QUESTION = "¿Cuál es la capital de Francia?"
+EQUATION_QUESTION = "¿Cuál es la solución de la ecuación x² - 5x + 6 = 0?"
+HANDOFF_REASON = "El usuario pidió resolver una ecuación cuadrática: hay que resolver una ecuación."
 
 HELPFUL_PROMPT = ("You are a helpful assistant. You handle many kinds of requests yourself and hand "
                   "math problems off to the calculator assistant.")
@@ -87,14 +87,14 @@ CALCULATOR_PROMPT = (
 )
 
 EQUATION_ANSWER = (
-    "I solved x² - 5x + 6 = 0 with the quadratic formula, a = 1, b = -5, c = 6.\n"
-    "1. Discriminant: (-5)² - 4·1·6 = 25 - 24 = 1.\n"
-    "2. Its square root: √1 = 1.\n"
-    "3. x = (5 + 1) / 2 = 3 and x = (5 - 1) / 2 = 2.\n"
-    "Check: 3² - 5·3 + 6 = 0 and 2² - 5·2 + 6 = 0.\n"
+    "Resolví x² - 5x + 6 = 0 con la fórmula cuadrática, a = 1, b = -5, c = 6.\n"
+    "1. Discriminante: (-5)² - 4·1·6 = 25 - 24 = 1.\n"
+    "2. Su raíz cuadrada: √1 = 1.\n"
+    "3. x = (5 + 1) / 2 = 3 y x = (5 - 1) / 2 = 2.\n"
+    "Comprobación: 3² - 5·3 + 6 = 0 y 2² - 5·2 + 6 = 0.\n"
     "\n"
-    "Answer:\n"
-    "x = 2 or x = 3"
+    "Respuesta:\n"
+    "x = 2 o x = 3"
 )
 
 CALCULATOR_CALLS = [
@@ -110,7 +110,7 @@ CALCULATOR_CALLS = [
 
 def capital_script() -> ScriptedModel:
     """helpful_assistant's script for the capital of France: answer at once, no handoff."""
-    return ScriptedModel([turn(text_block("Paris."))], name="helpful_assistant")
+    return ScriptedModel([turn(text_block("París."))], name="helpful_assistant")
 
 
 def equation_handoff_script() -> ScriptedModel:

@@ -1,0 +1,83 @@
+"""Everything a student reads is Spanish: the stubs' docstrings, and what the guided notebooks print.
+
+A text counts as English when it holds at least two English function words and more English
+than Spanish ones, once names in quotes, backticks and brackets are set aside. Python's own
+messages (``'NoneType' object is not subscriptable``) are what a student meets in any Python,
+so the few a lesson shows on purpose are listed in ``PYTHON_MESSAGES``.
+"""
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from grader.notebooks import read_notebook
+
+ROOT = Path(__file__).resolve().parents[1]
+EN = frozenset("the is are must cannot with got of and to be was were has have for this that its by an should "
+               "needs only when which from not there".split())
+ES = frozenset("el la los las de que en un una es se por con para del al y su sus debe sin lo le ya más pero "
+               "como".split())
+NAMES = re.compile(r"`[^`]*`|'[^']*'|\"[^\"]*\"|\[[^\]]*\]|\{[^}]*\}|\([^)]*\)")
+PYTHON_MESSAGES = ("object is not subscriptable", "object is not callable", "is not JSON serializable",
+                   "mutable default")
+"""Python's own error texts, shown by a lesson's common mistakes on purpose."""
+SEED_DOCUMENT = re.compile(r"(?i)\b(?:seeds?|semillas?)\s+0\d\d\b|\b(?:el|los|del)\s+seeds?\b")
+
+
+def english(text: str) -> bool:
+    words = re.findall(r"[a-záéíóúñü]+", NAMES.sub(" ", text).lower())
+    en, es = sum(w in EN for w in words), sum(w in ES for w in words)
+    return en >= 2 and en > es
+
+
+def test_the_detector_tells_the_two_languages_apart():
+    assert english("contract version 2 is not supported: this receiver reads version 1")
+    assert english("InvalidFilter: keep_last_turns needs n >= 1, got 0")
+    assert not english("la versión 2 del contrato no se puede leer: este receptor lee la versión 1")
+    assert not english("ChainError: 'policy_agent' volvió a pasar la tarea a 'pricing_agent'")
+
+
+def _printed(cell) -> str:
+    parts = []
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "stream":
+            parts.append(output.get("text", ""))
+        elif output.get("output_type") in ("execute_result", "display_data"):
+            parts.append(output.get("data", {}).get("text/plain", ""))
+        elif output.get("output_type") == "error":
+            parts.append(f"{output.get('ename', '')}: {output.get('evalue', '')}")
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "notebooks").glob("*.ipynb")), ids=lambda p: p.stem)
+def test_what_a_guided_notebook_prints_is_spanish(path):
+    english_lines = [f"cell {i}: {line.strip()}" for i, cell in enumerate(read_notebook(path).cells)
+                     if cell.cell_type == "code" for line in _printed(cell).splitlines()
+                     if english(line) and not any(message in line for message in PYTHON_MESSAGES)]
+    assert not english_lines, "\n".join(english_lines)
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "student").glob("*.ipynb")), ids=lambda p: p.stem)
+def test_the_stubs_docstrings_are_spanish(path):
+    found = []
+    for cell in read_notebook(path).cells:
+        if cell.cell_type != "code":
+            continue
+        for node in ast.walk(ast.parse(cell.source)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                doc = ast.get_docstring(node) or ""
+                if english(doc):
+                    found.append(f"{node.name}: {doc.splitlines()[0]}")
+    assert not found, "\n".join(found)
+
+
+@pytest.mark.parametrize("folder", ["notebooks", "student"])
+def test_students_never_read_of_seeds(folder):
+    """Students never receive the seed documents: a lesson names the article or the class, never "el seed 002".
+    (A lab run's random seed, "la semilla 7", is another thing and stays.)"""
+    found = [f"{path.name}: {match}" for path in sorted((ROOT / folder).glob("*.ipynb"))
+             for cell in read_notebook(path).cells
+             for match in re.findall(SEED_DOCUMENT, cell.source)]
+    assert not found, "\n".join(found)
