@@ -1,4 +1,5 @@
-"""Everything a student reads is Spanish: the stubs' docstrings, and what the guided notebooks print.
+"""What a student reads: Spanish everywhere (the stubs' docstrings, what the guided notebooks print), the seed
+documents never named, and one time estimate per lesson.
 
 A text counts as English when it holds at least two English function words and more English
 than Spanish ones, once names in quotes, backticks and brackets are set aside. Python's own
@@ -81,3 +82,18 @@ def test_students_never_read_of_seeds(folder):
              for cell in read_notebook(path).cells
              for match in re.findall(SEED_DOCUMENT, cell.source)]
     assert not found, "\n".join(found)
+
+
+TIME = re.compile(r"\*\*Tiempo estimado:\*\* unos (\d+) minutos para la lección guiada "
+                  r"\(`work/guided/[^`]+`\) y unos\s+(\d+) para los ejercicios \(`work/exercises/[^`]+`\)")
+
+
+@pytest.mark.parametrize("lesson", sorted(path.name for path in (ROOT / "solutions").glob("*.ipynb")))
+def test_the_guided_and_exercise_notebooks_give_one_time_estimate(lesson):
+    estimates = []
+    for folder in ("notebooks", "solutions"):
+        found = [match.groups() for cell in read_notebook(ROOT / folder / lesson).cells[:5]
+                 for match in TIME.finditer(cell.source)]
+        assert len(found) == 1, f"{folder}/{lesson}: no single «Tiempo estimado» sentence in its first cells"
+        estimates.append(found[0])
+    assert estimates[0] == estimates[1], f"{lesson}: guided says {estimates[0]}, exercises say {estimates[1]}"
