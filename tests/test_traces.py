@@ -82,6 +82,15 @@ def test_metrics_hops_time_per_owner_and_rejection_rate():
     assert metrics.rejection_rate == {"stale": 0.25, "unauthorized": 0.25}
 
 
+def test_a_duplicate_delivery_is_not_an_attempt():
+    """The same handoff arriving again (at least once) is skipped by validation: it counts neither way."""
+    trace = Trace([event("start", "usuario", "a", 0), event("handoff", "a", "b", 1, validation="stale"),
+                   event("handoff", "a", "b", 2, validation="ok"), event("handoff", "b", "c", 3, validation="duplicate"),
+                   event("finish", "b", "usuario", 4)])
+    metrics = trace.metrics()
+    assert (metrics.attempts, metrics.rejections, metrics.rejection_rate) == (2, {"stale": 1}, {"stale": 0.5})
+
+
 def test_an_unfinished_task_is_measured_up_to_its_last_event():
     trace = Trace([event("start", "usuario", "a", 0), event("work", "a", "a", 4, reason="investiga")])
     assert [(s.owner, s.start, s.end) for s in trace.ownership("T1")] == [("a", 0, 4)]

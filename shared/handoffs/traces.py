@@ -112,7 +112,7 @@ class Metrics:
 
     @property
     def rejection_rate(self) -> dict[str, float]:
-        """The share of validated transfers rejected, per reason."""
+        """The share of validated transfers rejected, per reason (duplicates count neither way)."""
         return {reason: count / self.attempts for reason, count in self.rejections.items()}
 
 
@@ -189,7 +189,8 @@ class Trace:
         for task in self.task_ids():
             for span in self.ownership(task):
                 time[span.owner] += span.duration
-        validated = [event for event in self.events if event.validation is not None]
+        # a duplicate is the same delivery arriving again (at least once), not a new attempt
+        validated = [event for event in self.events if event.validation not in (None, "duplicate")]
         rejections = Counter(str(event.validation) for event in validated if event.rejected)
         return Metrics(dict(sorted(hops.items())), dict(sorted(time.items())), len(validated),
                        dict(sorted(rejections.items())))
