@@ -85,7 +85,8 @@ def test_metrics_hops_time_per_owner_and_rejection_rate():
 def test_a_duplicate_delivery_is_not_an_attempt():
     """The same handoff arriving again (at least once) is skipped by validation: it counts neither way."""
     trace = Trace([event("start", "usuario", "a", 0), event("handoff", "a", "b", 1, validation="stale"),
-                   event("handoff", "a", "b", 2, validation="ok"), event("handoff", "b", "c", 3, validation="duplicate"),
+                   event("handoff", "a", "b", 2, validation="ok"),
+                   event("handoff", "b", "c", 3, validation="duplicate"),
                    event("finish", "b", "usuario", 4)])
     metrics = trace.metrics()
     assert (metrics.attempts, metrics.rejections, metrics.rejection_rate) == (2, {"stale": 1}, {"stale": 0.5})
