@@ -412,6 +412,40 @@ def test_a_worker_only_claims_versions_it_can_read(store):
     assert store.claim_next("w-v2", versions=(2,)).handoff_id == "TCK-4812-h2"
 
 
+def test_a_version_no_one_reads_waits_but_not_forever(tmp_path):
+    """A v2 contract waits for a v2 worker; if none claims it within unreadable_after, it becomes a dead letter."""
+    now = {"t": 1000.0}
+    v2 = {**json.loads(contract("TCK-4812-h2").to_json()), "version": 2}
+    with HandoffStore(tmp_path / "v.db", lease_seconds=30, clock=lambda: now["t"], max_attempts=2) as store:
+        assert store.unreadable_after == 60  # max_attempts leases
+        store.deliver(v2)
+        now["t"] += 59
+        assert store.claim_next("w-v1") is None and store.get("TCK-4812-h2").status == "pending"
+        now["t"] += 1
+        assert store.claim_next("w-v1") is None
+        assert [(c.handoff_id, c.status) for c in store.dead_letters()] == [("TCK-4812-h2", "dead")]
+        assert store.claim_next("w-v2", versions=(2,)) is None  # set aside: never claimed again
+
+
+def test_a_reader_of_that_version_claims_it_in_time_and_old_stores_get_the_column(tmp_path):
+    now = {"t": 0.0}
+    v2 = {**json.loads(contract("TCK-4812-h2").to_json()), "version": 2}
+    path = tmp_path / "old.db"
+    with HandoffStore(path, clock=lambda: now["t"], unreadable_after=10) as store:
+        store.deliver(v2)
+        now["t"] = 9
+        assert store.claim_next("w-v1") is None
+        assert store.claim_next("w-v2", versions=(2,)).handoff_id == "TCK-4812-h2"
+        now["t"] = 100
+        assert store.claim_next("w-v1") is None and store.dead_letters() == []  # claimed, not waiting
+    db = sqlite3.connect(path)
+    db.executescript("ALTER TABLE contracts DROP COLUMN delivered_at")  # a store made before the column
+    db.close()
+    with HandoffStore(path) as store:
+        assert store.get("TCK-4812-h2").status == "processing"
+        assert "delivered_at" in {row["name"] for row in store.db.execute("PRAGMA table_info(contracts)")}
+
+
 def test_repr_counts_by_status(store):
     store.deliver(contract())
     assert repr(store).endswith("{'pending': 1})")

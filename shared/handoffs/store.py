@@ -20,7 +20,10 @@ its claim to expire and the message is sent again, which the receiver deduplicat
 ``handoff_id``.
 
 Raw JSON and version live side by side: this code reads version 1 (and migrates
-version 0) and returns any other version as a ``StoredContract`` without a contract.
+version 0) and returns any other version as a ``StoredContract`` without a contract. Such a
+contract waits for a worker that reads its version, but not forever: once ``unreadable_after``
+seconds have passed since its delivery (``max_attempts`` leases by default) with no one claiming
+it, a worker that cannot read it sets it aside as a dead letter.
 """
 
 import json
@@ -52,7 +55,8 @@ CREATE TABLE IF NOT EXISTS contracts (
     lease_until REAL,
     attempts    INTEGER NOT NULL DEFAULT 0,
     result      TEXT,
-    seq         INTEGER NOT NULL
+    seq         INTEGER NOT NULL,
+    delivered_at REAL NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS ownership (
     seq        INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -74,6 +78,7 @@ CREATE TABLE IF NOT EXISTS outbox (
 );
 """
 OUTBOX_COLUMNS = {"relayer": "TEXT", "claimed_until": "REAL"}  # added to stores created before relayer claims
+CONTRACT_COLUMNS = {"delivered_at": "REAL NOT NULL DEFAULT 0"}  # added to stores created before unreadable_after
 
 
 class StoreError(HandoffsError):
@@ -153,10 +158,11 @@ class HandoffStore:
 
     def __init__(self, path: str | os.PathLike[str], lease_seconds: float = 30.0,
                  clock: Callable[[], float] = time.time, *, max_attempts: int = MAX_ATTEMPTS,
-                 readonly: bool = False) -> None:
+                 unreadable_after: float | None = None, readonly: bool = False) -> None:
         if max_attempts < 1:
             raise UsageError(f"max_attempts debe ser al menos 1; se recibió {max_attempts}")
         self.path, self.lease_seconds, self.clock, self.max_attempts = str(path), lease_seconds, clock, max_attempts
+        self.unreadable_after = max_attempts * lease_seconds if unreadable_after is None else unreadable_after
         exists = os.path.exists(self.path)
         self.readonly = readonly or (exists and not os.access(self.path, os.W_OK))
         if self.readonly and not exists:
@@ -182,10 +188,11 @@ class HandoffStore:
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA foreign_keys=ON")
                 db.executescript(SCHEMA)
-                present = {row["name"] for row in db.execute("PRAGMA table_info(outbox)")}
-                for column, kind in OUTBOX_COLUMNS.items():
-                    if column not in present:
-                        db.execute(f"ALTER TABLE outbox ADD COLUMN {column} {kind}")
+                for table, columns in (("outbox", OUTBOX_COLUMNS), ("contracts", CONTRACT_COLUMNS)):
+                    present = {row["name"] for row in db.execute(f"PRAGMA table_info({table})")}
+                    for column, kind in columns.items():
+                        if column not in present:
+                            db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
         except sqlite3.Error as error:
             db.close()
             raise StoreError(f"{self.path} no es un almacén de handoffs utilizable: {error}") from error
@@ -232,8 +239,8 @@ class HandoffStore:
                     raise ConflictingDelivery(f"el handoff {handoff_id!r} ya se entregó con otro contenido")
                 return False
             seq = db.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM contracts").fetchone()[0]
-            db.execute("INSERT INTO contracts (handoff_id, task_id, version, raw, seq) VALUES (?, ?, ?, ?, ?)",
-                       (handoff_id, task_id, version, raw, seq))
+            db.execute("INSERT INTO contracts (handoff_id, task_id, version, raw, seq, delivered_at) "
+                       "VALUES (?, ?, ?, ?, ?, ?)", (handoff_id, task_id, version, raw, seq, self.clock()))
             db.execute("INSERT INTO outbox (handoff_id, topic, recipient, payload) VALUES (?, 'handoff', ?, ?)",
                        (handoff_id, receiver, json.dumps({"handoff_id": handoff_id, "task_id": task_id})))
         return True
@@ -241,7 +248,9 @@ class HandoffStore:
     def claim_next(self, worker: str, versions: Sequence[int] = (CURRENT_VERSION,)) -> StoredContract | None:
         """Claim the oldest pending (or expired) contract of a readable version for ``worker``; None if none.
 
-        A handoff already claimed ``max_attempts`` times becomes a dead letter instead.
+        A handoff already claimed ``max_attempts`` times becomes a dead letter instead, and so does one of
+        a version ``worker`` cannot read that no one has claimed ``unreadable_after`` seconds after its
+        delivery: it waits for a worker that reads it, but not forever.
         """
         now = self.clock()
         marks = ", ".join("?" for _ in versions)
@@ -249,6 +258,8 @@ class HandoffStore:
             db.execute("UPDATE contracts SET status = 'dead', lease_until = NULL WHERE attempts >= ? AND "
                        "(status = 'pending' OR (status = 'processing' AND lease_until < ?))",
                        (self.max_attempts, now))
+            db.execute(f"UPDATE contracts SET status = 'dead' WHERE status = 'pending' AND attempts = 0 AND "
+                       f"version NOT IN ({marks}) AND delivered_at <= ?", (*versions, now - self.unreadable_after))
             row = db.execute(
                 f"SELECT * FROM contracts WHERE version IN ({marks}) AND (status = 'pending' OR "
                 "(status = 'processing' AND lease_until < ?)) ORDER BY seq LIMIT 1", (*versions, now)).fetchone()
@@ -302,7 +313,8 @@ class HandoffStore:
         return True
 
     def dead_letters(self) -> list[StoredContract]:
-        """The handoffs given up on: claimed ``max_attempts`` times without completion, in delivery order."""
+        """The handoffs given up on, in delivery order: claimed ``max_attempts`` times without completion, or of a
+        version no worker read within ``unreadable_after`` seconds."""
         rows = self._rows("SELECT * FROM contracts WHERE status = 'dead' OR (status = 'processing' AND "
                           "attempts >= ? AND lease_until < ?) ORDER BY seq", (self.max_attempts, self.clock()))
         return [_read(row) for row in rows]
