@@ -79,7 +79,8 @@ def cmd_batch(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     from .course_check import check_course
 
-    problems = check_course(args.root, workers=args.workers, limits=_limits(args), lessons=args.lessons)
+    problems = check_course(args.root, workers=args.workers, limits=_limits(args), lessons=args.lessons,
+                            mistakes=not args.no_mistakes)
     for problem in problems:
         print(problem)
     print(f"{len(problems)} problem(s)" if problems else "course OK")
@@ -162,6 +163,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("lessons", nargs="*", help="lesson numbers or names (default: the whole course)")
     p.add_argument("--root", default=".")
     p.add_argument("--workers", type=int)
+    p.add_argument("--no-mistakes", action="store_true",
+                   help="skip grading each written-down wrong answer (that it loses points and is named as itself)")
     p.set_defaults(run=cmd_check)
     return top
 

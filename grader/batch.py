@@ -14,6 +14,7 @@ process (``grader.reference``), sent to the workers as data.
 """
 
 import csv
+import dataclasses
 import functools
 import hashlib
 import io
@@ -31,7 +32,7 @@ from .errors import GraderError, MissingPath
 from .execute import Limits
 from .generate import student_version
 from .kernels import zygote
-from .kernels.supply import worker_supply
+from .kernels.supply import KernelSupply, worker_supply
 from .notebooks import parse_notebook, read_bytes, write_atomic
 from .pool import run_on_cluster, run_tasks
 from .reference import Reference, grader_digest, reference_for
@@ -92,14 +93,17 @@ def _grade(source_bytes: bytes, submission_nb: Callable[[], Any], limits: Limits
            names: tuple[str, str], reference: Reference) -> tuple[Report, Any]:
     source, student = _source(source_bytes, names[0])
     return grade_notebooks(source, submission_nb(), limits=limits, names=names, supply=worker_supply(),
-                           student=student, reference=reference)
+                           student=student, reference=reference, name_mistakes=reference.mistakes is not None)
 
 
-def _reference(path: Path, source_bytes: bytes, limits: Limits) -> str | GraderError:
-    """The source's reference as JSON, from one run of its solution here; or why it cannot be had."""
+def _reference(path: Path, source_bytes: bytes, limits: Limits, supply: KernelSupply,
+               mistakes: bool) -> str | GraderError:
+    """The source's reference as JSON, from trusted runs of its solution here (and of its written-down wrong
+    answers, with ``mistakes``); or why it cannot be had."""
     try:
         source, student = _source(source_bytes, str(path))
-        return reference_for(source, student, limits).to_json()
+        reference = reference_for(source, student, limits, supply, mistakes)
+        return (reference if mistakes else dataclasses.replace(reference, mistakes=None)).to_json()
     except GraderError as error:
         return error
     except Exception as error:  # noqa: BLE001 - a source that breaks the grader is its submissions' error rows
@@ -212,10 +216,12 @@ def write_csv(rows: list[dict[str, str]], path: Path) -> None:
 
 def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out: str | os.PathLike[str],
           workers: int | None = None, limits: Limits = Limits(),  # noqa: B008 - Limits is frozen
-          progress: bool = True, scheduler: str | None = None) -> list[dict[str, str]]:
+          progress: bool = True, scheduler: str | None = None, name_mistakes: bool = True) -> list[dict[str, str]]:
     """Grade every notebook under ``directory``; writes OUT/grades.csv, reports/ and feedback/; returns the rows.
 
     ``scheduler`` (``tcp://HOST:PORT`` or ``local:N``) runs the tasks on a Dask cluster instead of the local pool.
+    ``name_mistakes`` runs each source's written-down wrong answers once here, so every report names the ones
+    its answers behave like (``grader.mistakes``).
     """
     directory, out = Path(directory), Path(out)
     for path, what in ((directory, "submissions folder"), (Path(source), "source")):
@@ -226,6 +232,7 @@ def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out
     saves: list[tuple[str, str]] = []  # per task: its slug and cache key
     sources: dict[Path, bytes] = {}
     references: dict[Path, str | GraderError] = {}
+    supply = KernelSupply(limits.memory_bytes)  # the reference runs' kernels, closed before any student code runs
     for path in find_submissions(directory, out):  # every input in memory before any student code runs
         try:
             data = _read(path)
@@ -245,13 +252,14 @@ def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out
             rows.append({**_error_row(path, directory, ""), "source": str(matched), **cached, "cached": "yes"})
             continue
         if matched not in references:
-            references[matched] = _reference(matched, sources[matched], limits)
+            references[matched] = _reference(matched, sources[matched], limits, supply, name_mistakes)
         reference = references[matched]
         if isinstance(reference, GraderError):
             rows.append({**_error_row(path, directory, str(reference)), "source": str(matched)})
             continue
         tasks.append((path, matched, directory, limits, data, sources[matched], reference))
         saves.append((slug, key))
+    supply.close()
     zygote.release()  # the reference runs' kernels are gone; nothing of them outlives them here
     done: Iterable[tuple[int, Graded | BaseException]] = (
         run_tasks(grade_one, tasks, workers, limits) if scheduler is None

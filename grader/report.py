@@ -85,6 +85,7 @@ class Report:
     other_errors: list[dict[str, Any]] = field(default_factory=list)
     suspicious: list[str] = field(default_factory=list)  # tampering the static scan found; never scored
     manual: list[ManualResult] = field(default_factory=list)  # graded by hand; apart from score/max_score
+    mistakes: list[dict[str, str]] = field(default_factory=list)  # written-down wrong answers matched (grader.mistakes)
 
     @property
     def score(self) -> float:
@@ -121,7 +122,8 @@ class Report:
                    solution_errors=list(data.get("solution_errors", [])),
                    other_errors=list(data.get("other_errors", [])), suspicious=list(data.get("suspicious", [])),
                    manual=[ManualResult(m["grade_id"], m["max_points"], m.get("points"), m.get("answer", ""),
-                                        bool(m.get("unanswered", False))) for m in data.get("manual", [])])
+                                        bool(m.get("unanswered", False))) for m in data.get("manual", [])],
+                   mistakes=list(data.get("mistakes", [])))
 
     def to_json(self) -> str:
         """The report as stable, readable JSON text."""
@@ -141,6 +143,7 @@ class Report:
         if self.manual_pending:
             lines.append(f"manual: {sum(m.max_points for m in self.manual_pending):g} point(s) pending, graded by "
                          f"hand: {', '.join(f'{m.grade_id}:{m.max_points:g}' for m in self.manual_pending)}")
+        lines += [printable(f"mistake: {m['exercise']} behaves like {m['id']}") for m in self.mistakes]
         lines += [printable(f"restored: {t['grade_id']} ({t['problem']})") for t in self.tampered]
         lines += [printable(f"note: {note}") for note in self.notes]
         if self.suspicious:
@@ -166,6 +169,7 @@ pre.out { background: #fff; border-left: 3px solid #ddd; }
 pre.err { color: #a00; } .cell { margin: 1rem 0; }
 tr.fallo { background: #fde8e8; font-weight: bold; } div.fallo { border-left: 4px solid #c00; padding-left: .5rem; }
 p.con-fallos { color: #a00; } :target { outline: 2px solid #c00; }
+div.error-habitual { background: #fff8e1; border-left: 4px solid #f0a000; padding: .2rem .8rem; margin-top: .5rem; }
 """)
 PAGE_CHARS = 1_000_000  # of cell sources and outputs on one page; the rest is omitted, and counted
 BASE64 = re.compile(r"[A-Za-z0-9+/=\s]+")
@@ -267,11 +271,17 @@ def feedback_html(report: Report, notebook: NotebookNode) -> str:
               "status": STATUS_ES.get(m.status, m.status), "feedback": UNANSWERED_ES if m.unanswered else BY_HAND,
               "anchor": "", "failed": m.unanswered}
              for m in report.manual]
+    named: dict[str, list[dict[str, Any]]] = {}  # first failed test cell of an exercise -> its mistakes
+    for mistake in report.mistakes:
+        first = next((gid for gid in mistake.get("tests", []) if gid in tests and tests[gid].status != "passed"), "")
+        named.setdefault(first, []).append(mistake)
     cells = []
     for cell in notebook.cells:
         result = tests.get(grade_id(cell) or "")
         failed = result is not None and result.status != "passed"
         if view := _cell(cell, budget, anchor(result.grade_id) if result else "", failed):
+            view["mistakes"] = [Markup(_markdown()(budget.take(m["text"])))
+                                for m in (named.get(result.grade_id, []) if failed and result else [])]
             cells.append(view)
     passed = sum(r.status == "passed" for r in report.exercises)
     return _template().render(title=Path(report.submission).name, style=PAGE_STYLE, rows=rows, cells=cells,

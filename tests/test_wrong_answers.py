@@ -97,7 +97,7 @@ def _name(path, target, text):
 
 def _grade(root: Path, params, visible: bool) -> dict:
     """Each written-down answer in its solution notebook, graded in one batch (hidden tests cleared when
-    ``visible``); the reports by name."""
+    ``visible``, and the mistakes named); the reports by name."""
     sources, subs, out = root / "sources", root / "subs", root / "out"
     sources.mkdir()
     subs.mkdir()
@@ -116,7 +116,7 @@ def _grade(root: Path, params, visible: bool) -> dict:
             (subs / f"{_name(path, target, text)}.ipynb").write_text(dumps(submission), encoding="utf-8")
     if not any(subs.iterdir()):
         return {}
-    rows = batch(subs, sources, out, workers=2, limits=Limits(cell_timeout=20), progress=False)
+    rows = batch(subs, sources, out, workers=2, limits=Limits(cell_timeout=20), progress=False, name_mistakes=visible)
     assert all(row["status"] == "graded" for row in rows), [row for row in rows if row["status"] != "graded"]
     return {Path(p.name).stem: json.loads(p.read_text(encoding="utf-8"))["report"]
             for p in (out / "reports").glob("*.json")}
@@ -146,6 +146,15 @@ def test_wrong_answer_loses_points(path, target, text, graded):
     report = graded[_name(path, target, text)]
     assert report["score"] < report["max_score"], \
         f"{path.name}: the wrong answer for {target} still earns full marks on the visible tests"
+
+
+@pytest.mark.parametrize("path, target, text", WRONG)
+def test_wrong_answer_is_named_as_itself(path, target, text, graded):
+    """Graded as a submission, a written-down wrong answer gets its own explanation (``grader.mistakes``)."""
+    report = graded[_name(path, target, text)]
+    own = next(cell.metadata["nbgrader"]["grade_id"] for cell in read_notebook(path).cells if cell.source == text)
+    named = [m["id"] for m in report["mistakes"]]
+    assert own in named, f"{path.name}: the wrong answer {own} for {target} is named as {named or 'nothing'}"
 
 
 @pytest.mark.parametrize("path, target, text", VARIANTS)
