@@ -15,7 +15,7 @@ from .generate import student_version
 from .hidden import Scrubber
 from .kernels.supply import KernelSupply
 from .messages import Message, Say, say
-from .metadata import grade_id, is_manual, is_protected, is_solution, is_test, points, type_problems
+from .metadata import exercise_of, grade_id, is_manual, is_protected, is_solution, is_test, points, type_problems
 from .mistakes import mistake_table, name_mistakes, tests_of
 from .notebooks import UnusableNotebook, read_notebook
 from .reference import Reference, reference_for, reported
@@ -37,6 +37,7 @@ def _results(source: NotebookNode, assembly: Assembly, runs: list[CellRun], code
     exercises which lost points behave like (``mistakes`` runs their table when the reference has none)."""
     report_parts: dict[str, list] = {"exercises": [], "solution_errors": [], "other_errors": [], "mistakes": []}
     test_cells = {grade_id(c): c for c in source.cells if is_test(c)}
+    exercises = [gid for c in source.cells if is_solution(c) and (gid := grade_id(c))]
     kinds = {index: gid for gid, index in assembly.positions.items()}
     for run in sorted(runs, key=lambda run: run.index):
         gid = kinds.get(run.index)
@@ -46,7 +47,8 @@ def _results(source: NotebookNode, assembly: Assembly, runs: list[CellRun], code
             status, feedback = judge(codes[gid], run, reference.expected.get(gid, {}))
             message = feedback if isinstance(feedback, Message) else None
             report_parts["exercises"].append(TestResult(gid, worth if status == "passed" else 0.0, worth, status,
-                                                        message.english() if message else str(feedback), message))
+                                                        message.english() if message else str(feedback), message,
+                                                        exercise_of(gid, exercises) or ""))
         elif not run.ok:
             kind = "solution_errors" if gid and is_solution(cell) else "other_errors"
             report_parts[kind].append({"cell": run.index, "grade_id": gid, "error": run.summary})

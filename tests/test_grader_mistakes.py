@@ -65,7 +65,7 @@ def test_a_wrong_answer_is_named_with_its_explanation_in_the_report_and_the_page
     page = feedback_html(report, nb)
     assert "error habitual" in page and text.split("**")[1] in page
     assert Report.from_dict(json.loads(report.to_json())).mistakes == report.mistakes
-    assert f"mistake: charge behaves like {gid}" in report.table()
+    assert f"error reconocido en charge: {text.split('**')[1]} ({gid})" in report.table()
 
 
 @pytest.mark.parametrize("charge", [RIGHT_CHARGE, "def charge(price_cents):\n    return price_cents >> 1"],
