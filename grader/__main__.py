@@ -7,10 +7,12 @@ import warnings
 from pathlib import Path
 
 from .course import SOLUTIONS, STUDENT
-from .errors import GraderError
+from .errors import GraderError, WrongKindOfPath
 from .execute import Limits
 from .notebooks import write_atomic
 
+QUIET_LOGGERS = ("jupyter_client", "nbclient", "traitlets", "asyncio", "tornado", "distributed")
+"""Libraries whose warnings (a kernel that did not answer in time...) the user sees only with -v."""
 logger = logging.getLogger("grader")
 
 
@@ -41,6 +43,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
     from .report import feedback_html
 
     submission = Path(args.submission)
+    if args.source and Path(args.source).is_dir():
+        raise WrongKindOfPath(f"--source {args.source} is a folder: pass one source notebook, or the folder "
+                              f"with --solutions {args.source}")
     released = is_release(course_root()) and not args.source and not args.solutions  # a student's self-check
     solutions = Path(args.solutions) if args.solutions else course_root() / (STUDENT if released else SOLUTIONS)
     source = Path(args.source) if args.source else match_source(submission, solutions)
@@ -177,6 +182,9 @@ def main(argv: list[str] | None = None) -> int:
     """Run a subcommand; unusable input exits 2 with one line and no traceback (``-v`` logs the traceback)."""
     args = parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, format="%(name)s: %(message)s")
+    if not args.verbose:  # a kernel's timeout or interrupt is in the report; the libraries' notes only with -v
+        for name in QUIET_LOGGERS:
+            logging.getLogger(name).setLevel(logging.ERROR)
     warnings.simplefilter("ignore")  # nbformat's notes on fixed cell ids are not the user's concern
     try:
         code: int = args.run(args)

@@ -13,6 +13,7 @@ expected values of each lesson's checks come from one reference run of its solut
 process (``grader.reference``), sent to the workers as data.
 """
 
+import contextlib
 import csv
 import dataclasses
 import functools
@@ -28,7 +29,7 @@ from typing import Any, NamedTuple
 
 from .api import WrongLesson, grade_notebooks
 from .course import match_source
-from .errors import GraderError, MissingPath
+from .errors import GraderError, MissingPath, WrongKindOfPath
 from .execute import Limits
 from .generate import student_version
 from .kernels import zygote
@@ -227,6 +228,11 @@ def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out
     for path, what in ((directory, "submissions folder"), (Path(source), "source")):
         if not path.exists():
             raise MissingPath(f"{what} {path} does not exist")
+    if not directory.is_dir():
+        raise WrongKindOfPath(f"{directory} is a file: pass the folder that holds the submissions "
+                              f"(to grade one notebook: python -m grader grade {directory})")
+    if out.exists() and not out.is_dir():
+        raise WrongKindOfPath(f"--out {out} is a file: name a folder for the grades (it is made if missing)")
     rows: list[dict[str, str]] = []
     tasks: list[tuple[Path, Path, Path, Limits, bytes, bytes, str]] = []
     saves: list[tuple[str, str]] = []  # per task: its slug and cache key
@@ -264,14 +270,17 @@ def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out
     done: Iterable[tuple[int, Graded | BaseException]] = (
         run_tasks(grade_one, tasks, workers, limits) if scheduler is None
         else run_on_cluster(scheduler, grade_one, tasks, limits, [slug for slug, _ in saves]))
-    if progress:
-        from tqdm import tqdm
-        done = tqdm(done, total=len(tasks), unit="nb", desc="grading", dynamic_ncols=True)
-    for index, result in done:
-        if isinstance(result, BaseException):  # the worker process itself failed
-            path = tasks[index][0]
-            rows.append(_error_row(path, directory, f"worker failed: {type(result).__name__}: {result}"))
-        else:
-            rows.append(save(result, out, *saves[index]))
+    with contextlib.ExitStack() as stack:
+        if progress:  # a log line is printed above the bar, never through it
+            from tqdm import tqdm
+            from tqdm.contrib.logging import logging_redirect_tqdm
+            done = stack.enter_context(tqdm(done, total=len(tasks), unit="nb", desc="grading", dynamic_ncols=True))
+            stack.enter_context(logging_redirect_tqdm())
+        for index, result in done:
+            if isinstance(result, BaseException):  # the worker process itself failed
+                path = tasks[index][0]
+                rows.append(_error_row(path, directory, f"worker failed: {type(result).__name__}: {result}"))
+            else:
+                rows.append(save(result, out, *saves[index]))
     write_csv(rows, out / "grades.csv")
     return sorted(rows, key=lambda row: row["submission"])

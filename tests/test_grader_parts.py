@@ -402,3 +402,21 @@ def test_the_student_table_is_spanish_and_names_the_syntax_error_not_what_it_cau
     assert "NameError" not in row
     assert "superado" in next(line for line in lines if line.startswith("test_quote_total "))
     assert lines[-1] == "puntuación: 3/5"
+
+
+def test_a_path_of_the_wrong_kind_is_refused_before_any_grading(tmp_path):
+    """A file where a folder is wanted, or a folder where a file is: one line that says what to pass, nothing written."""
+    alice = tmp_path / "alice.ipynb"
+    shutil.copy(SOURCE, alice)
+    done = cli("batch", str(alice), "--source", str(SOURCE), "--out", str(tmp_path / "out"))
+    assert done.returncode == 2 and "is a file: pass the folder that holds the submissions" in done.stderr
+    assert not (tmp_path / "out").exists()
+    subs, taken = tmp_path / "subs", tmp_path / "grades"
+    subs.mkdir()
+    shutil.copy(SOURCE, subs / "alice.ipynb")
+    taken.write_text("mine", encoding="utf-8")
+    done = cli("batch", str(subs), "--source", str(SOURCE), "--out", str(taken))
+    assert done.returncode == 2 and f"--out {taken} is a file" in done.stderr
+    assert taken.read_text(encoding="utf-8") == "mine"
+    done = cli("grade", str(alice), "--source", str(tmp_path))
+    assert done.returncode == 2 and f"--source {tmp_path} is a folder" in done.stderr and "--solutions" in done.stderr
