@@ -17,7 +17,11 @@ LABROOT ?= $(CURDIR)
 WORK   ?= $(LABROOT)/work
 LABDIR := --ServerApp.root_dir=$(LABROOT) --LabApp.default_url=/lab/tree/$(notdir $(WORK))
 # the venv's kernels first: a python3 kernelspec in ~/.local/share/jupyter must not replace the course's Python
-LABENV := JUPYTER_PATH=$(abspath $(VENV))/share/jupyter$(if $(JUPYTER_PATH),:$(JUPYTER_PATH))
+# and the venv first on PATH, also in JupyterLab's Terminal (jupyter/terminal.bashrc activates it after the
+# user's ~/.bashrc), so `python lab.py` and `grader grade` run the course's programs there
+LABENV := JUPYTER_PATH=$(abspath $(VENV))/share/jupyter$(if $(JUPYTER_PATH),:$(JUPYTER_PATH)) \
+          PATH=$(abspath $(BIN)):$(PATH) COURSE_VENV=$(abspath $(VENV))
+TERMINAL := --ServerApp.terminado_settings='{"shell_command": ["bash", "--rcfile", "$(abspath jupyter/terminal.bashrc)", "-i"]}'
 ROOT   := $(if $(filter 0,$(shell id -u)),--allow-root,)
 NBGRADER_SERVER := formgrader assignment_list course_list validate_assignment
 
@@ -47,9 +51,9 @@ work: setup
 
 course: work
 ifdef HEADLESS
-	$(LABENV) $(BIN)/jupyter lab $(ROOT) --no-browser --ip=127.0.0.1 --port=$(PORT) $(LABDIR)
+	$(LABENV) $(BIN)/jupyter lab $(ROOT) --no-browser --ip=127.0.0.1 --port=$(PORT) $(LABDIR) $(TERMINAL)
 else
-	$(LABENV) $(BIN)/jupyter lab $(ROOT) $(LABDIR)
+	$(LABENV) $(BIN)/jupyter lab $(ROOT) $(LABDIR) $(TERMINAL)
 endif
 
 ifeq ($(wildcard tests),)

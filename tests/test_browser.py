@@ -359,3 +359,33 @@ def test_the_course_opens_on_the_students_work_folder(browser, lab: Lab) -> None
         assert seen == {"dialogs": [], "toasts": []}, seen
     finally:
         page.close()
+
+
+def test_the_lab_terminal_runs_the_course_s_python_and_grader(lab: Lab) -> None:
+    """`python lab.py` and `grader grade` (assessment.md, lesson 11) run the venv's programs in JupyterLab's Terminal."""
+    import asyncio
+
+    from tornado.websocket import websocket_connect
+
+    terminal = lab.api("/api/terminals", method="POST")
+    assert isinstance(terminal, dict)
+
+    async def run(command: str) -> str:
+        url = f"{lab.url.replace('http', 'ws', 1)}/terminals/websocket/{terminal['name']}?token={lab.token}"
+        socket = await websocket_connect(url)
+        socket.write_message(json.dumps(["stdin", f"{command}; echo FIN-$((6*7))\r"]))
+        seen = ""
+        while "FIN-42" not in seen:
+            message = await asyncio.wait_for(socket.read_message(), timeout=20)
+            assert message is not None, seen
+            kind, *content = json.loads(message)
+            seen += "".join(str(c) for c in content) if kind == "stdout" else ""
+        socket.close()
+        return seen
+
+    try:
+        seen = asyncio.run(run("command -v python grader"))
+    finally:
+        lab.api(f"/api/terminals/{terminal['name']}", method="DELETE")
+    venv = str(ROOT / ".venv" / "bin")
+    assert f"{venv}/python" in seen and f"{venv}/grader" in seen, seen
