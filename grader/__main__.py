@@ -1,4 +1,5 @@
-"""The grader's command line: ``python -m grader generate | grade | batch | manual import | release | check``."""
+"""The grader's command line: ``python -m grader generate | grade | batch | manual template | manual import | release |
+check``."""
 
 import argparse
 import logging
@@ -112,6 +113,15 @@ def cmd_manual_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_manual_template(args: argparse.Namespace) -> int:
+    from .manual import write_template
+
+    path, count = write_template(args.out, args.csv)
+    print(f"wrote {path}: {count} cell(s) to mark; fill in points, then: python -m grader manual import {path} "
+          f"--out {args.out}")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     """The argument parser for every subcommand."""
     top = argparse.ArgumentParser(prog="python -m grader", description=__doc__)
@@ -158,6 +168,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("scores", help="CSV with the columns submission,grade_id,points")
     p.add_argument("--out", required=True, help="the batch's output folder (grades.csv and reports/)")
     p.set_defaults(run=cmd_manual_import)
+    p = manual.add_parser("template", help="write the marks CSV to fill in, one row per cell still pending")
+    p.add_argument("out", help="the batch's output folder (grades.csv and reports/)")
+    p.add_argument("--csv", help="where to write it (default: OUT/marks.csv; never over an existing file)")
+    p.set_defaults(run=cmd_manual_template)
 
     p = sub.add_parser("release", help="write what students get: the course without solutions or hidden tests")
     p.add_argument("--out", required=True, help="a new folder for the release")

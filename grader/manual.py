@@ -1,22 +1,26 @@
-"""Marks for manually graded cells: ``python -m grader manual import SCORES.csv --out GRADES_DIR``.
+"""Marks for manually graded cells: ``grader manual template GRADES_DIR``, then ``grader manual import MARKS.csv
+--out GRADES_DIR``.
 
-The instructor's CSV has the columns ``submission,grade_id,points`` (``submission`` as in
-grades.csv). Every mark is checked before anything is written: an unknown submission or
-grade_id, a mark outside 0..the cell's points, a repeated pair or a missing column refuses
-the whole file. The marks are merged into ``reports/*.json`` and ``grades.csv`` is rewritten
-atomically with the final scores; no notebook is read and no cell runs.
+``template`` writes the CSV to fill in: one row per cell still pending, with the columns
+``submission,grade_id,points`` (``points`` empty) and, to read while marking, ``max_points`` and
+``answer``. ``import`` reads such a file (extra columns are ignored). Every mark is checked
+before anything is written: an unknown submission or grade_id, a mark outside 0..the cell's
+points, a repeated pair or a missing column refuses the whole file. The marks are merged into
+``reports/*.json``, each marked submission's feedback page shows them, and ``grades.csv`` is
+rewritten atomically with the final scores; no notebook is read and no cell runs.
 """
 
 import csv
+import io
 import json
 import math
 from pathlib import Path
 from typing import Any
 
-from .batch import COLUMNS, manual_columns, write_csv
+from .batch import COLUMNS, manual_columns, spreadsheet_safe, write_csv
 from .errors import GraderError, MissingPath
 from .notebooks import write_atomic
-from .report import Report
+from .report import Report, with_summary
 
 NEEDED = ("submission", "grade_id", "points")
 
@@ -33,7 +37,7 @@ def _reports(out: Path) -> dict[str, tuple[Path, dict[str, Any]]]:
     return found
 
 
-def _marks(scores: Path, reports: dict[str, tuple[Path, dict[str, Any]]]) -> dict[tuple[str, str], float]:
+def _marks(scores: Path, reports: dict[str, tuple[Path, dict[str, Any]]], out: Path) -> dict[tuple[str, str], float]:
     with scores.open(encoding="utf-8-sig", newline="") as handle:  # a spreadsheet may write a BOM
         reader = csv.DictReader(handle)
         missing = [c for c in NEEDED if c not in (reader.fieldnames or [])]
@@ -44,7 +48,8 @@ def _marks(scores: Path, reports: dict[str, tuple[Path, dict[str, Any]]]) -> dic
             where = f"{scores} line {line}"
             submission, gid = (record["submission"] or "").strip(), (record["grade_id"] or "").strip()
             if submission not in reports:
-                raise BadMarks(f"{where}: unknown submission {submission!r} (not in {scores.parent}/reports?)")
+                raise BadMarks(f"{where}: unknown submission {submission!r}: no report of it in {out / 'reports'} "
+                               "(is --out the folder the batch wrote?)")
             cells = {m["grade_id"]: m for m in reports[submission][1]["report"].get("manual", [])}
             if gid not in cells:
                 raise BadMarks(f"{where}: {submission} has no manually graded cell {gid!r}"
@@ -69,7 +74,7 @@ def import_marks(scores: str | Path, out: str | Path) -> list[dict[str, str]]:
         if not path.exists():
             raise MissingPath(f"{what} {path} does not exist")
     reports = _reports(out)
-    marks = _marks(scores, reports)
+    marks = _marks(scores, reports, out)
     with (out / "grades.csv").open(encoding="utf-8", newline="") as handle:
         rows = [{key: row.get(key) or "" for key in COLUMNS} for row in csv.DictReader(handle)]
     changed: dict[str, dict[str, str]] = {}
@@ -88,6 +93,36 @@ def import_marks(scores: str | Path, out: str | Path) -> list[dict[str, str]]:
                 ("manual_", "total_"))})
     for submission in changed:
         path, saved = reports[submission]
+        page = out / "feedback" / f"{path.stem}.html"
+        if page.is_file():  # the page says the mark, not "pendiente"
+            write_atomic(page, with_summary(page.read_text(encoding="utf-8"), Report.from_dict(saved["report"])))
         write_atomic(path, json.dumps(saved, indent=2, ensure_ascii=False, sort_keys=True) + "\n")
     write_csv(rows, out / "grades.csv")
     return rows
+
+
+TEMPLATE_COLUMNS = (*NEEDED, "max_points", "answer")
+
+
+def write_template(out: str | Path, path: str | Path | None = None) -> tuple[Path, int]:
+    """Write the marks CSV to fill in for ``out``'s batch (default ``out/marks.csv``); never over an existing file.
+    Returns its path and the number of cells to mark."""
+    out = Path(out)
+    target = Path(path) if path else out / "marks.csv"
+    if not (out / "reports").is_dir():
+        raise MissingPath(f"{out / 'reports'} does not exist: pass the --out folder of a batch")
+    if target.exists():
+        raise BadMarks(f"{target} already exists (marks may be in it): move it, or name another file with --csv")
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=TEMPLATE_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    count = 0
+    for submission, (_, saved) in sorted(_reports(out).items()):
+        for cell in saved["report"].get("manual", []):
+            if cell.get("points") is None:
+                writer.writerow({"submission": spreadsheet_safe(submission), "grade_id": cell["grade_id"],
+                                 "points": "", "max_points": f"{cell['max_points']:g}",
+                                 "answer": spreadsheet_safe(cell.get("answer", ""))})
+                count += 1
+    write_atomic(target, buffer.getvalue())
+    return target, count

@@ -178,11 +178,11 @@ PAGE_CHARS = 1_000_000  # of cell sources and outputs on one page; the rest is o
 BASE64 = re.compile(r"[A-Za-z0-9+/=\s]+")
 
 
-@functools.lru_cache(maxsize=1)
-def _template() -> jinja2.Template:
+@functools.lru_cache(maxsize=2)
+def _template(name: str = "feedback.html.j2") -> jinja2.Template:
     env = jinja2.Environment(loader=jinja2.PackageLoader("grader", "templates"), autoescape=True,
                              undefined=jinja2.StrictUndefined)
-    return env.get_template("feedback.html.j2")
+    return env.get_template(name)
 
 
 @functools.lru_cache(maxsize=1)
@@ -282,13 +282,6 @@ def feedback_html(report: Report, notebook: NotebookNode) -> str:
     """
     budget = _Budget(PAGE_CHARS)
     tests = {r.grade_id: r for r in report.exercises}
-    rows = [{"grade_id": r.grade_id, "points": f"{r.points:g}/{r.max_points:g}", "mark": STATUS_MARK.get(r.status, ""),
-             "status": STATUS_ES.get(r.status, r.status), "feedback": comment(r, report),
-             "anchor": anchor(r.grade_id), "failed": r.status != "passed"} for r in report.exercises]
-    rows += [{"grade_id": m.grade_id, "points": m.shown_points(), "mark": STATUS_MARK.get(m.status, ""),
-              "status": STATUS_ES.get(m.status, m.status), "feedback": UNANSWERED_ES if m.unanswered else BY_HAND,
-              "anchor": "", "failed": m.unanswered}
-             for m in report.manual]
     named: dict[str, list[dict[str, Any]]] = {}  # first failed test cell of an exercise -> its mistakes
     for mistake in report.mistakes:
         first = next((gid for gid in mistake.get("tests", []) if gid in tests and tests[gid].status != "passed"), "")
@@ -301,7 +294,31 @@ def feedback_html(report: Report, notebook: NotebookNode) -> str:
             view["mistakes"] = [Markup(_markdown()(budget.take(m["text"])))
                                 for m in (named.get(result.grade_id, []) if failed and result else [])]
             cells.append(view)
+    return _template().render(title=Path(report.submission).name, style=PAGE_STYLE, summary=summary_html(report),
+                              cells=cells, omitted=budget.omitted)
+
+
+SUMMARY_START, SUMMARY_END = '<section id="calificacion">', "</section>"
+
+
+def summary_html(report: Report) -> Markup:
+    """The page's first section: the score, N of M tests passed, and the table (failed rows linked to their cells)."""
+    rows = [{"grade_id": r.grade_id, "points": f"{r.points:g}/{r.max_points:g}", "mark": STATUS_MARK.get(r.status, ""),
+             "status": STATUS_ES.get(r.status, r.status), "feedback": comment(r, report),
+             "anchor": anchor(r.grade_id), "failed": r.status != "passed"} for r in report.exercises]
+    rows += [{"grade_id": m.grade_id, "points": m.shown_points(), "mark": STATUS_MARK.get(m.status, ""),
+              "status": STATUS_ES.get(m.status, m.status), "feedback": UNANSWERED_ES if m.unanswered else BY_HAND,
+              "anchor": "", "failed": m.unanswered}
+             for m in report.manual]
     passed = sum(r.status == "passed" for r in report.exercises)
-    return _template().render(title=Path(report.submission).name, style=PAGE_STYLE, rows=rows, cells=cells,
-                              score=f"{report.score:g}/{report.max_score:g}", omitted=budget.omitted, passed=passed,
-                              total=len(report.exercises), failed=[row for row in rows if row["failed"]])
+    return Markup(_template("summary.html.j2").render(
+        title=Path(report.submission).name, rows=rows, score=f"{report.score:g}/{report.max_score:g}", passed=passed,
+        total=len(report.exercises), failed=[row for row in rows if row["failed"]]))
+
+
+def with_summary(page: str, report: Report) -> str:
+    """A feedback page with its first section rendered again from ``report`` (marks imported); the cells as they
+    were. Everything the student wrote is escaped on the page, so the first end of section is the summary's."""
+    start = page.index(SUMMARY_START)
+    end = page.index(SUMMARY_END, start) + len(SUMMARY_END)
+    return page[:start] + str(summary_html(report)) + page[end:]

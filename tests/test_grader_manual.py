@@ -2,6 +2,7 @@
 
 import csv
 import json
+import shutil
 from pathlib import Path
 
 import nbformat
@@ -140,7 +141,7 @@ def write_scores(path: Path, lines: list[str]) -> Path:
 
 
 @pytest.mark.parametrize(("line", "message"), [
-    ("nobody.ipynb,explain,2", "unknown submission"),
+    ("nobody.ipynb,explain,2", "unknown submission 'nobody.ipynb': no report of it in"),
     ("ana.ipynb,double,2", "no manually graded cell 'double'"),
     ("ana.ipynb,explain,4", "between 0 and 3"),
     ("ana.ipynb,explain,-1", "between 0 and 3"),
@@ -195,6 +196,11 @@ def test_import_merges_marks_without_running_anything(graded, tmp_path, monkeypa
     saved = json.loads((out / "reports" / "ana.json").read_text(encoding="utf-8"))
     assert saved["report"]["manual"][0]["points"] == 2.5 and saved["report"]["manual"][0]["status"] == "graded"
     assert saved["report"]["score"] == 2 and saved["report"]["manual_pending"] == []
+    page = (out / "feedback" / "ana.html").read_text(encoding="utf-8")  # the page says the mark now
+    assert "2.5/3" in page and "pendiente" not in page and "calificado" in page
+    assert page.count("&lt;b&gt;x&lt;/b&gt;") == (root / "out" / "feedback" / "ana.html").read_text(
+        encoding="utf-8").count("&lt;b&gt;x&lt;/b&gt;") > 0  # the cells as they were, the answer still escaped
+    assert "pendiente" in (out / "feedback" / "bob.html").read_text(encoding="utf-8")
     # a later file completes the class, and a mark replaces an unanswered cell's 0; the earlier mark stays
     scores = write_scores(tmp_path / "more.csv", ["bob.ipynb,explain,1", "blank.ipynb,explain,0.5"])
     assert main(["manual", "import", str(scores), "--out", str(out)]) == 0
@@ -221,3 +227,23 @@ def test_real_nbgrader_releases_the_same_stub_and_leaves_it_for_manual_grading(t
         submission = gradebook.find_submission("lesson", "ana")
         assert submission.needs_manual_grade
         assert submission.max_score == 5
+
+
+def test_the_template_lists_each_pending_cell_to_mark_and_imports_once_filled(graded, tmp_path, capsys):
+    root, _ = graded
+    out = tmp_path / "out"
+    shutil.copytree(root / "out", out)
+    assert main(["manual", "template", str(out)]) == 0
+    assert "2 cell(s) to mark" in capsys.readouterr().out
+    with (out / "marks.csv").open(encoding="utf-8", newline="") as handle:
+        template = list(csv.DictReader(handle))
+    assert [(r["submission"], r["grade_id"], r["points"], r["max_points"]) for r in template] == [
+        ("ana.ipynb", "explain", "", "3"), ("bob.ipynb", "explain", "", "3")]
+    assert template[0]["answer"] == "El tiempo mejora porque <b>x</b>"
+    assert main(["manual", "template", str(out)]) == 2  # never over a file that may hold marks
+    assert "already exists" in capsys.readouterr().err
+    filled = (out / "marks.csv").read_text(encoding="utf-8").replace(",explain,,3,", ",explain,1,3,")
+    (tmp_path / "filled.csv").write_text(filled, encoding="utf-8")
+    assert main(["manual", "import", str(tmp_path / "filled.csv"), "--out", str(out)]) == 0
+    rows = rows_of(out / "grades.csv")
+    assert (rows["ana.ipynb"]["total_score"], rows["bob.ipynb"]["total_score"]) == ("3", "3")
