@@ -5,6 +5,7 @@ import builtins
 import importlib
 import importlib.metadata
 import inspect
+import itertools
 import logging
 import pkgutil
 import re
@@ -58,9 +59,11 @@ def test_cell_predicates_are_nbgraders_guarded_against_wrong_types():
     assert "nbgrader_utils.is_grade" in text and "nbgrader_utils.is_solution" in text
     assert "nbgrader_utils.is_locked" in text
 
+    ids = itertools.count()
+
     def cell(meta):
-        return nbformat.from_dict({"cell_type": "code", "source": "", "outputs": [], "execution_count": None,
-                                   "metadata": {"nbgrader": meta}})
+        return nbformat.from_dict({"id": f"cell-{next(ids)}", "cell_type": "code", "source": "", "outputs": [],
+                                   "execution_count": None, "metadata": {"nbgrader": meta}})
 
     test = cell({"grade": True, "solution": False, "locked": True, "grade_id": "t", "points": 2})
     assert metadata.is_test(test) and metadata.is_protected(test) and metadata.points(test) == 2
