@@ -14,7 +14,7 @@ source, so comments and layout elsewhere stay):
   ``==`` <-> ``!=``; ``in`` <-> ``not in``; ``is`` <-> ``is not``; ``==`` -> ``is`` and ``!=`` -> ``is not``
   when neither side is a literal (the bug of comparing strings by identity, which equal-but-distinct strings,
   e.g. read from JSON, expose). Not ``is`` -> ``==``: in these solutions ``is`` only meets ``None``, types and
-  sentinels, where ``==`` is the same test (every such mutant of a first run was equivalent);
+  sentinels, where ``==`` is the same test (all 11 survivors of this kind in a first run, N = 12, were equivalent);
 - ``boolop``: ``and`` <-> ``or``;
 - ``not``: ``not x`` -> ``x``;
 - ``constant``: an int + 1, ``True`` <-> ``False``, a non-empty string -> ``""`` (not inside f-strings, nor
