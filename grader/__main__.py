@@ -7,10 +7,12 @@ import warnings
 from pathlib import Path
 
 from .course import SOLUTIONS, STUDENT
-from .errors import GraderError
+from .errors import GraderError, WrongKindOfPath
 from .execute import Limits
 from .notebooks import write_atomic
 
+QUIET_LOGGERS = ("jupyter_client", "nbclient", "traitlets", "asyncio", "tornado", "distributed")
+"""Libraries whose warnings (a kernel that did not answer in time...) the user sees only with -v."""
 logger = logging.getLogger("grader")
 
 
@@ -41,6 +43,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
     from .report import feedback_html
 
     submission = Path(args.submission)
+    if args.source and Path(args.source).is_dir():
+        raise WrongKindOfPath(f"--source {args.source} is a folder: pass one source notebook, or the folder "
+                              f"with --solutions {args.source}")
     released = is_release(course_root()) and not args.source and not args.solutions  # a student's self-check
     solutions = Path(args.solutions) if args.solutions else course_root() / (STUDENT if released else SOLUTIONS)
     source = Path(args.source) if args.source else match_source(submission, solutions)
@@ -79,7 +84,8 @@ def cmd_batch(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     from .course_check import check_course
 
-    problems = check_course(args.root, workers=args.workers, limits=_limits(args), lessons=args.lessons)
+    problems = check_course(args.root, workers=args.workers, limits=_limits(args), lessons=args.lessons,
+                            mistakes=not args.no_mistakes)
     for problem in problems:
         print(problem)
     print(f"{len(problems)} problem(s)" if problems else "course OK")
@@ -162,6 +168,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("lessons", nargs="*", help="lesson numbers or names (default: the whole course)")
     p.add_argument("--root", default=".")
     p.add_argument("--workers", type=int)
+    p.add_argument("--no-mistakes", action="store_true",
+                   help="skip grading each written-down wrong answer (that it loses points and is named as itself)")
     p.set_defaults(run=cmd_check)
     return top
 
@@ -174,6 +182,9 @@ def main(argv: list[str] | None = None) -> int:
     """Run a subcommand; unusable input exits 2 with one line and no traceback (``-v`` logs the traceback)."""
     args = parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, format="%(name)s: %(message)s")
+    if not args.verbose:  # a kernel's timeout or interrupt is in the report; the libraries' notes only with -v
+        for name in QUIET_LOGGERS:
+            logging.getLogger(name).setLevel(logging.ERROR)
     warnings.simplefilter("ignore")  # nbformat's notes on fixed cell ids are not the user's concern
     try:
         code: int = args.run(args)

@@ -1,7 +1,9 @@
 """The one-call API: ``grade(source, submission) -> Report``, no database, no course folder."""
 
 import copy
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import nbformat
 from nbformat import NotebookNode
@@ -13,7 +15,8 @@ from .generate import student_version
 from .hidden import Scrubber
 from .kernels.supply import KernelSupply
 from .messages import Message, Say, say
-from .metadata import grade_id, is_manual, is_protected, is_solution, is_test, points, type_problems
+from .metadata import exercise_of, grade_id, is_manual, is_protected, is_solution, is_test, points, type_problems
+from .mistakes import mistake_table, name_mistakes, tests_of
 from .notebooks import UnusableNotebook, read_notebook
 from .reference import Reference, reference_for, reported
 from .report import ManualResult, Report, TestResult, result_line
@@ -29,9 +32,12 @@ class WrongLesson(UnusableNotebook):
 
 
 def _results(source: NotebookNode, assembly: Assembly, runs: list[CellRun], codes: dict[str, KernelCode],
-             reference: Reference) -> dict[str, list]:
-    report_parts: dict[str, list] = {"exercises": [], "solution_errors": [], "other_errors": []}
+             reference: Reference, mistakes: Callable[[set[str]], dict[str, Any]] | None) -> dict[str, list]:
+    """The report's lists: a result per test cell, the cells that failed, and the written-down mistakes that the
+    exercises which lost points behave like (``mistakes`` runs their table when the reference has none)."""
+    report_parts: dict[str, list] = {"exercises": [], "solution_errors": [], "other_errors": [], "mistakes": []}
     test_cells = {grade_id(c): c for c in source.cells if is_test(c)}
+    exercises = [gid for c in source.cells if is_solution(c) and (gid := grade_id(c))]
     kinds = {index: gid for gid, index in assembly.positions.items()}
     for run in sorted(runs, key=lambda run: run.index):
         gid = kinds.get(run.index)
@@ -41,10 +47,18 @@ def _results(source: NotebookNode, assembly: Assembly, runs: list[CellRun], code
             status, feedback = judge(codes[gid], run, reference.expected.get(gid, {}))
             message = feedback if isinstance(feedback, Message) else None
             report_parts["exercises"].append(TestResult(gid, worth if status == "passed" else 0.0, worth, status,
-                                                        message.english() if message else str(feedback), message))
+                                                        message.english() if message else str(feedback), message,
+                                                        exercise_of(gid, exercises) or ""))
         elif not run.ok:
             kind = "solution_errors" if gid and is_solution(cell) else "other_errors"
             report_parts[kind].append({"cell": run.index, "grade_id": gid, "error": run.summary})
+    owned = tests_of(source)
+    failed = {r.grade_id for r in report_parts["exercises"] if r.points < r.max_points}
+    lost = {exercise for exercise, gids in owned.items() if failed & set(gids)}
+    if lost and mistakes is not None:
+        table = reference.mistakes if reference.mistakes is not None else mistakes(lost)
+        by_gid = {gid: run for run in runs if (gid := kinds.get(run.index)) is not None}
+        report_parts["mistakes"] = [m.model_dump() for m in name_mistakes(table, owned, by_gid, lost)]
     return report_parts
 
 
@@ -103,7 +117,7 @@ def check_submission(source: NotebookNode, submission: NotebookNode, name: str) 
 def grade_notebooks(source: NotebookNode, submission: NotebookNode, *, limits: Limits = DEFAULT_LIMITS,
                     names: tuple[str, str] = ("source", "submission"), supply: KernelSupply | None = None,
                     student: NotebookNode | None = None, reference: Reference | None = None,
-                    visible_only: bool = False) -> tuple[Report, NotebookNode]:
+                    visible_only: bool = False, name_mistakes: bool = True) -> tuple[Report, NotebookNode]:
     """Grade an in-memory submission against an in-memory source; returns (report, feedback notebook).
 
     ``student`` is the source's generated student version, and ``reference`` the expected values
@@ -128,6 +142,8 @@ def grade_notebooks(source: NotebookNode, submission: NotebookNode, *, limits: L
     if visible_only:
         reference = _reported_expected(assembly, runs)
     assert reference is not None
+    mistakes = (None if visible_only or not name_mistakes else
+                lambda lost: mistake_table(source, student, limits, supply, exercises=lost))
     scrub = Scrubber([c for c in source.cells if is_test(c)], [code.hidden for code in codes.values()])
     scrub.notebook(assembly.notebook)
     for run in runs:
@@ -135,7 +151,7 @@ def grade_notebooks(source: NotebookNode, submission: NotebookNode, *, limits: L
     notes = assembly.notes + ([VISIBLE_ONLY_NOTE] if visible_only else [])
     report = Report(submission=names[1], source=names[0], tampered=assembly.tampered, notes=notes,
                     suspicious=suspicious, manual=_manual(source, assembly, student),
-                    **_results(source, assembly, runs, codes, reference))
+                    **_results(source, assembly, runs, codes, reference, mistakes))
     return report, feedback_notebook(assembly, student, report)
 
 

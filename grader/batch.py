@@ -13,7 +13,9 @@ expected values of each lesson's checks come from one reference run of its solut
 process (``grader.reference``), sent to the workers as data.
 """
 
+import contextlib
 import csv
+import dataclasses
 import functools
 import hashlib
 import io
@@ -27,11 +29,11 @@ from typing import Any, NamedTuple
 
 from .api import WrongLesson, grade_notebooks
 from .course import match_source
-from .errors import GraderError, MissingPath
+from .errors import GraderError, MissingPath, WrongKindOfPath
 from .execute import Limits
 from .generate import student_version
 from .kernels import zygote
-from .kernels.supply import worker_supply
+from .kernels.supply import KernelSupply, worker_supply
 from .notebooks import parse_notebook, read_bytes, write_atomic
 from .pool import run_on_cluster, run_tasks
 from .reference import Reference, grader_digest, reference_for
@@ -92,14 +94,17 @@ def _grade(source_bytes: bytes, submission_nb: Callable[[], Any], limits: Limits
            names: tuple[str, str], reference: Reference) -> tuple[Report, Any]:
     source, student = _source(source_bytes, names[0])
     return grade_notebooks(source, submission_nb(), limits=limits, names=names, supply=worker_supply(),
-                           student=student, reference=reference)
+                           student=student, reference=reference, name_mistakes=reference.mistakes is not None)
 
 
-def _reference(path: Path, source_bytes: bytes, limits: Limits) -> str | GraderError:
-    """The source's reference as JSON, from one run of its solution here; or why it cannot be had."""
+def _reference(path: Path, source_bytes: bytes, limits: Limits, supply: KernelSupply,
+               mistakes: bool) -> str | GraderError:
+    """The source's reference as JSON, from trusted runs of its solution here (and of its written-down wrong
+    answers, with ``mistakes``); or why it cannot be had."""
     try:
         source, student = _source(source_bytes, str(path))
-        return reference_for(source, student, limits).to_json()
+        reference = reference_for(source, student, limits, supply, mistakes)
+        return (reference if mistakes else dataclasses.replace(reference, mistakes=None)).to_json()
     except GraderError as error:
         return error
     except Exception as error:  # noqa: BLE001 - a source that breaks the grader is its submissions' error rows
@@ -212,20 +217,28 @@ def write_csv(rows: list[dict[str, str]], path: Path) -> None:
 
 def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out: str | os.PathLike[str],
           workers: int | None = None, limits: Limits = Limits(),  # noqa: B008 - Limits is frozen
-          progress: bool = True, scheduler: str | None = None) -> list[dict[str, str]]:
+          progress: bool = True, scheduler: str | None = None, name_mistakes: bool = True) -> list[dict[str, str]]:
     """Grade every notebook under ``directory``; writes OUT/grades.csv, reports/ and feedback/; returns the rows.
 
     ``scheduler`` (``tcp://HOST:PORT`` or ``local:N``) runs the tasks on a Dask cluster instead of the local pool.
+    ``name_mistakes`` runs each source's written-down wrong answers once here, so every report names the ones
+    its answers behave like (``grader.mistakes``).
     """
     directory, out = Path(directory), Path(out)
     for path, what in ((directory, "submissions folder"), (Path(source), "source")):
         if not path.exists():
             raise MissingPath(f"{what} {path} does not exist")
+    if not directory.is_dir():
+        raise WrongKindOfPath(f"{directory} is a file: pass the folder that holds the submissions "
+                              f"(to grade one notebook: python -m grader grade {directory})")
+    if out.exists() and not out.is_dir():
+        raise WrongKindOfPath(f"--out {out} is a file: name a folder for the grades (it is made if missing)")
     rows: list[dict[str, str]] = []
     tasks: list[tuple[Path, Path, Path, Limits, bytes, bytes, str]] = []
     saves: list[tuple[str, str]] = []  # per task: its slug and cache key
     sources: dict[Path, bytes] = {}
     references: dict[Path, str | GraderError] = {}
+    supply = KernelSupply(limits.memory_bytes)  # the reference runs' kernels, closed before any student code runs
     for path in find_submissions(directory, out):  # every input in memory before any student code runs
         try:
             data = _read(path)
@@ -245,25 +258,29 @@ def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out
             rows.append({**_error_row(path, directory, ""), "source": str(matched), **cached, "cached": "yes"})
             continue
         if matched not in references:
-            references[matched] = _reference(matched, sources[matched], limits)
+            references[matched] = _reference(matched, sources[matched], limits, supply, name_mistakes)
         reference = references[matched]
         if isinstance(reference, GraderError):
             rows.append({**_error_row(path, directory, str(reference)), "source": str(matched)})
             continue
         tasks.append((path, matched, directory, limits, data, sources[matched], reference))
         saves.append((slug, key))
+    supply.close()
     zygote.release()  # the reference runs' kernels are gone; nothing of them outlives them here
     done: Iterable[tuple[int, Graded | BaseException]] = (
         run_tasks(grade_one, tasks, workers, limits) if scheduler is None
         else run_on_cluster(scheduler, grade_one, tasks, limits, [slug for slug, _ in saves]))
-    if progress:
-        from tqdm import tqdm
-        done = tqdm(done, total=len(tasks), unit="nb", desc="grading", dynamic_ncols=True)
-    for index, result in done:
-        if isinstance(result, BaseException):  # the worker process itself failed
-            path = tasks[index][0]
-            rows.append(_error_row(path, directory, f"worker failed: {type(result).__name__}: {result}"))
-        else:
-            rows.append(save(result, out, *saves[index]))
+    with contextlib.ExitStack() as stack:
+        if progress:  # a log line is printed above the bar, never through it
+            from tqdm import tqdm
+            from tqdm.contrib.logging import logging_redirect_tqdm
+            done = stack.enter_context(tqdm(done, total=len(tasks), unit="nb", desc="grading", dynamic_ncols=True))
+            stack.enter_context(logging_redirect_tqdm())
+        for index, result in done:
+            if isinstance(result, BaseException):  # the worker process itself failed
+                path = tasks[index][0]
+                rows.append(_error_row(path, directory, f"worker failed: {type(result).__name__}: {result}"))
+            else:
+                rows.append(save(result, out, *saves[index]))
     write_csv(rows, out / "grades.csv")
     return sorted(rows, key=lambda row: row["submission"])

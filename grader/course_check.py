@@ -15,7 +15,8 @@ from .errors import GraderError
 from .execute import DEFAULT_LIMITS, Limits, execute
 from .generate import stamped, student_version
 from .kernels.supply import worker_supply
-from .metadata import metadata_problems, tags
+from .metadata import grade_id, is_solution, metadata_problems, tags
+from .mistakes import wrong_answers
 from .notebooks import dumps, read_notebook, tidy, write_atomic
 from .pool import run_tasks
 from .reference import reference_for
@@ -109,16 +110,44 @@ def check_student(source_path: Path, student_path: Path, limits: Limits = DEFAUL
     return problems
 
 
+def check_mistakes(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[str]:
+    """Each written-down wrong answer, graded as a submission (the solution with that one answer in its place),
+    loses points and is named as itself (``grader.mistakes``)."""
+    source = read_notebook(path)
+    student = student_version(source, str(path))
+    reference = reference_for(source, student, limits, worker_supply(), mistakes=True)
+    problems = []
+    for answer in wrong_answers(source):
+        submission = copy.deepcopy(source)
+        cell = next((c for c in submission.cells if grade_id(c) == answer.exercise and is_solution(c)), None)
+        if cell is None:
+            problems.append(f"{path}: {answer.id}: written down for {answer.exercise}, which is no exercise")
+            continue
+        cell.source = answer.code
+        report, _ = grade_notebooks(source, submission, limits=limits, names=(str(path), answer.id),
+                                    supply=worker_supply(), student=student, reference=reference)
+        named = [m["id"] for m in report.mistakes]
+        if report.score >= report.max_score:
+            problems.append(f"{path}: {answer.id}: the wrong answer for {answer.exercise} earns full marks")
+        elif answer.id not in named:
+            problems.append(f"{path}: {answer.id}: graded as a submission, it is named as {named or 'nothing'}, "
+                            "not as itself (does an earlier exercise's test change what its tests see?)")
+    return problems
+
+
 Task = tuple[str, tuple[Path, ...]]  # (kind, notebook paths)
 
 
-def course_tasks(root: str | Path = ".", lessons: tuple[str, ...] | list[str] = ()) -> list[Task]:
-    """Every check of the course (or of the given lessons) as (kind, args) pairs, one notebook each."""
+def course_tasks(root: str | Path = ".", lessons: tuple[str, ...] | list[str] = (),
+                 mistakes: bool = True) -> list[Task]:
+    """Every check of the course (or of the given lessons) as (kind, args) pairs, one notebook each; ``mistakes``
+    adds, per lesson, the check that each written-down wrong answer is named as itself."""
     root = Path(root)
     tasks: list[Task] = [("guided", (p,)) for p in guided_notebooks(root) if chosen(p, lessons)]
     for source in solution_notebooks(root):
         if chosen(source, lessons):
             tasks += [("solution", (source,)), ("student", (source, student_path(root, source)))]
+            tasks += [("mistakes", (source,))] if mistakes else []
     sources = {p.name for p in solution_notebooks(root)}
     tasks += [("orphan", (p,)) for p in student_notebooks(root) if p.name not in sources and chosen(p, lessons)]
     return tasks
@@ -133,6 +162,8 @@ def run_task(kind: str, args: tuple[Path, ...], limits: Limits = DEFAULT_LIMITS)
             return check_guided(args[0], limits=limits)
         if kind == "solution":
             return check_solution(args[0], limits=limits)
+        if kind == "mistakes":
+            return check_mistakes(args[0], limits=limits)
         return check_student(args[0], args[1], limits=limits)
     except GraderError as error:
         return [str(error)]
@@ -150,7 +181,7 @@ def check_tasks(tasks: Sequence[Task], workers: int | None = None,
 
 
 def check_course(root: str | os.PathLike[str] = ".", workers: int | None = None, limits: Limits = DEFAULT_LIMITS,
-                 lessons: Sequence[str] = ()) -> list[str]:
+                 lessons: Sequence[str] = (), mistakes: bool = True) -> list[str]:
     """Run every check (or those of the given lessons) in parallel and return all problems, sorted."""
-    found = check_tasks(course_tasks(Path(root), list(lessons)), workers, limits)
+    found = check_tasks(course_tasks(Path(root), list(lessons), mistakes), workers, limits)
     return sorted(problem for problems in found.values() for problem in problems)

@@ -15,6 +15,10 @@ class MissingPath(GraderError, FileNotFoundError):
     """A file or folder the command needs does not exist (a lesson, the submissions folder)."""
 
 
+class WrongKindOfPath(GraderError, ValueError):
+    """A path names a file where a folder is wanted, or a folder where a file is (``batch alice.ipynb``)."""
+
+
 class SandboxError(GraderError, RuntimeError):
     """The sandbox cannot run a kernel: no free sandbox uid, a zygote or a kernel that died while starting."""
 

@@ -65,6 +65,12 @@ def is_manual(cell: NotebookNode) -> bool:
     return is_grade(cell) and is_solution(cell)
 
 
+def exercise_of(test_id: str, exercises: list[str]) -> str | None:
+    """The exercise a test cell belongs to: the longest exercise grade_id that follows its ``test_`` prefix."""
+    mine = [e for e in exercises if test_id.startswith(f"test_{e}")]
+    return max(mine, key=len) if mine else None
+
+
 def tags(cell: NotebookNode) -> list[str]:
     """The cell's tags; a single string is one tag (never a list of characters), anything else none."""
     metadata = cell.get("metadata")

@@ -4,7 +4,8 @@ The source notebook is run graded as itself (solution cells and hidden tests inc
 each check rewritten to report both sides (``grader.testcells``). That run executes no student
 code. Its expected values are kept per source, by the hash of the source and of the grader's
 own code, so a batch runs it once per lesson and hands the values to its workers as data.
-The run also says where the solution fails its own checks: ``grader check`` reports those.
+The run also says where the solution fails its own checks: ``grader check`` reports those. A second
+trusted run, when asked for, records how each written-down wrong answer behaves (``grader.mistakes``).
 When every expected side of a source is a plain literal (``6000``, ``("handoff", ("data",))``),
 the values are read from the source itself and no run is needed.
 """
@@ -23,6 +24,7 @@ from .assemble import assemble
 from .execute import DEFAULT_LIMITS, CellRun, Limits, execute
 from .kernels.supply import KernelSupply
 from .metadata import is_test
+from .mistakes import mistake_table
 from .notebooks import dumps
 from .testcells import rewrite_tests
 from .values import difference, encode, valid
@@ -37,21 +39,24 @@ class Reference:
 
     expected: dict[str, dict[int, dict[str, Any]]] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    mistakes: dict[str, list[dict[str, Any]]] | None = None  # grader.mistakes.mistake_table; None: not run
 
     def to_json(self) -> str:
         return json.dumps({"expected": {gid: {str(k): v for k, v in checks.items()}
                                         for gid, checks in self.expected.items()},
-                           "problems": self.problems}, sort_keys=True)
+                           "problems": self.problems, "mistakes": self.mistakes}, sort_keys=True)
 
     def __repr__(self) -> str:
         checks = sum(len(values) for values in self.expected.values())
-        return f"Reference({len(self.expected)} tests, {checks} checks, {len(self.problems)} problems)"
+        mistakes = "not run" if self.mistakes is None else sum(len(entries) for entries in self.mistakes.values())
+        return (f"Reference({len(self.expected)} tests, {checks} checks, {len(self.problems)} problems, "
+                f"mistakes: {mistakes})")
 
     @classmethod
     def from_json(cls, text: str) -> "Reference":
         data = json.loads(text)
         return cls({gid: {int(k): v for k, v in checks.items()} for gid, checks in data["expected"].items()},
-                   list(data["problems"]))
+                   list(data["problems"]), data.get("mistakes"))
 
 
 @functools.cache
@@ -125,11 +130,15 @@ def forget() -> None:
 
 
 def reference_for(source: NotebookNode, student: NotebookNode, limits: Limits = DEFAULT_LIMITS,
-                  supply: KernelSupply | None = None) -> Reference:
-    """The source's reference, run once per process for each source and grader version."""
+                  supply: KernelSupply | None = None, mistakes: bool = False) -> Reference:
+    """The source's reference, run once per process for each source and grader version; with ``mistakes``, also
+    how each written-down wrong answer behaves (``grader.mistakes``), for a batch that will name them."""
     if not any(is_test(cell) for cell in source.cells):
         return Reference()
     key = source_key(source)
     if key not in _cache:
         _cache[key] = from_literals(source) or run_reference(source, student, limits, supply)
-    return _cache[key]
+    reference = _cache[key]
+    if mistakes and reference.mistakes is None:
+        reference.mistakes = mistake_table(source, student, limits, supply)
+    return reference

@@ -42,6 +42,7 @@ class TestResult:
     status: str  # passed | failed | timeout | died | not-run
     feedback: str = ""  # one line, in English when the grader wrote it (``message``)
     message: Message | None = None  # the grader's own words, rendered in Spanish on the page
+    exercise: str = ""  # the exercise (solution cell grade_id) this test belongs to, if any
 
 
 @dataclass
@@ -85,6 +86,7 @@ class Report:
     other_errors: list[dict[str, Any]] = field(default_factory=list)
     suspicious: list[str] = field(default_factory=list)  # tampering the static scan found; never scored
     manual: list[ManualResult] = field(default_factory=list)  # graded by hand; apart from score/max_score
+    mistakes: list[dict[str, str]] = field(default_factory=list)  # written-down wrong answers matched (grader.mistakes)
 
     @property
     def score(self) -> float:
@@ -115,36 +117,40 @@ class Report:
         """The report ``to_dict`` gave (a saved report); the derived keys (score, statuses) are computed again."""
         return cls(submission=data["submission"], source=data["source"],
                    exercises=[TestResult(r["grade_id"], r["points"], r["max_points"], r["status"], r["feedback"],
-                                         Message.from_dict(r["message"]) if r.get("message") else None)
-                              for r in data.get("exercises", [])],
+                                         Message.from_dict(r["message"]) if r.get("message") else None,
+                                         r.get("exercise", "")) for r in data.get("exercises", [])],
                    tampered=list(data.get("tampered", [])), notes=list(data.get("notes", [])),
                    solution_errors=list(data.get("solution_errors", [])),
                    other_errors=list(data.get("other_errors", [])), suspicious=list(data.get("suspicious", [])),
                    manual=[ManualResult(m["grade_id"], m["max_points"], m.get("points"), m.get("answer", ""),
-                                        bool(m.get("unanswered", False))) for m in data.get("manual", [])])
+                                        bool(m.get("unanswered", False))) for m in data.get("manual", [])],
+                   mistakes=list(data.get("mistakes", [])))
 
     def to_json(self) -> str:
         """The report as stable, readable JSON text."""
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False, sort_keys=True) + "\n"
 
     def table(self) -> str:
-        """A plain-text table: exercise, points, status, feedback; no control character reaches the terminal."""
-        rows = [(printable(r.grade_id), f"{r.points:g}/{r.max_points:g}", r.status, printable(r.feedback))
-                for r in self.exercises]
-        rows += [(m.grade_id, m.shown_points(), m.status, "not answered: 0 without a mark" if m.unanswered
-                  else "graded by hand") for m in self.manual]
-        header = ("exercise", "points", "status", "feedback")
+        """The plain-text table a student reads, in Spanish: test, points, status, comment; then the score line.
+        No control character reaches the terminal."""
+        rows = [(printable(r.grade_id), f"{r.points:g}/{r.max_points:g}", STATUS_ES.get(r.status, r.status),
+                 printable(comment(r, self))) for r in self.exercises]
+        rows += [(m.grade_id, m.shown_points(), STATUS_ES[m.status], UNANSWERED_ES if m.unanswered else BY_HAND)
+                 for m in self.manual]
+        header = ("test", "puntos", "estado", "comentario")
         widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(3)]
         lines = ["  ".join(str(cell).ljust(width) for cell, width in zip(row[:3], widths, strict=True))
                  + "  " + row[3] for row in [header, *rows]]
-        lines.append(f"score: {self.score:g}/{self.max_score:g}")
+        lines.append(f"puntuación: {self.score:g}/{self.max_score:g}")
         if self.manual_pending:
-            lines.append(f"manual: {sum(m.max_points for m in self.manual_pending):g} point(s) pending, graded by "
-                         f"hand: {', '.join(f'{m.grade_id}:{m.max_points:g}' for m in self.manual_pending)}")
-        lines += [printable(f"restored: {t['grade_id']} ({t['problem']})") for t in self.tampered]
-        lines += [printable(f"note: {note}") for note in self.notes]
+            lines.append(f"a mano: {sum(m.max_points for m in self.manual_pending):g} punto(s) pendientes de "
+                         f"calificar: {', '.join(f'{m.grade_id}:{m.max_points:g}' for m in self.manual_pending)}")
+        lines += [printable(f"error reconocido en {m['exercise']}: {first_line(m['text'])} ({m['id']})")
+                  for m in self.mistakes]
+        lines += [printable(f"restaurada: {t['grade_id']} ({t['problem']})") for t in self.tampered]
+        lines += [printable(f"nota: {note}") for note in self.notes]
         if self.suspicious:
-            lines.append(f"suspicious: {', '.join(self.suspicious)} (for the instructor to look at)")
+            lines.append(f"sospechoso: {', '.join(self.suspicious)} (para que lo revise el profesor)")
         return "\n".join(line.rstrip() for line in lines)
 
     def _repr_markdown_(self) -> str:
@@ -166,6 +172,7 @@ pre.out { background: #fff; border-left: 3px solid #ddd; }
 pre.err { color: #a00; } .cell { margin: 1rem 0; }
 tr.fallo { background: #fde8e8; font-weight: bold; } div.fallo { border-left: 4px solid #c00; padding-left: .5rem; }
 p.con-fallos { color: #a00; } :target { outline: 2px solid #c00; }
+div.error-habitual { background: #fff8e1; border-left: 4px solid #f0a000; padding: .2rem .8rem; margin-top: .5rem; }
 """)
 PAGE_CHARS = 1_000_000  # of cell sources and outputs on one page; the rest is omitted, and counted
 BASE64 = re.compile(r"[A-Za-z0-9+/=\s]+")
@@ -243,6 +250,21 @@ def spanish_feedback(result: TestResult) -> str:
     return result.message.spanish() if result.message is not None else result.feedback
 
 
+def first_line(markdown: str) -> str:
+    """The first line of a markdown text without its emphasis marks: a mistake's name in one line."""
+    return next((line for line in markdown.splitlines() if line.strip()), "").replace("**", "").strip()
+
+
+def comment(result: TestResult, report: "Report") -> str:
+    """A test's comment as the student reads it: when the exercise's own cell failed (a SyntaxError...), that
+    error, not what it caused in the test; else its feedback in Spanish."""
+    if result.status != "passed" and result.exercise:
+        error = next((e["error"] for e in report.solution_errors if e.get("grade_id") == result.exercise), None)
+        if error:
+            return f"tu celda {result.exercise} falló antes de este test: {error}"
+    return spanish_feedback(result)
+
+
 def result_line(result: TestResult) -> str:
     """The line the page shows under a test cell: its status, points and feedback, in Spanish."""
     line = f"{STATUS_ES.get(result.status, result.status)} ({result.points:g}/{result.max_points:g})"
@@ -261,17 +283,23 @@ def feedback_html(report: Report, notebook: NotebookNode) -> str:
     budget = _Budget(PAGE_CHARS)
     tests = {r.grade_id: r for r in report.exercises}
     rows = [{"grade_id": r.grade_id, "points": f"{r.points:g}/{r.max_points:g}", "mark": STATUS_MARK.get(r.status, ""),
-             "status": STATUS_ES.get(r.status, r.status), "feedback": spanish_feedback(r),
+             "status": STATUS_ES.get(r.status, r.status), "feedback": comment(r, report),
              "anchor": anchor(r.grade_id), "failed": r.status != "passed"} for r in report.exercises]
     rows += [{"grade_id": m.grade_id, "points": m.shown_points(), "mark": STATUS_MARK.get(m.status, ""),
               "status": STATUS_ES.get(m.status, m.status), "feedback": UNANSWERED_ES if m.unanswered else BY_HAND,
               "anchor": "", "failed": m.unanswered}
              for m in report.manual]
+    named: dict[str, list[dict[str, Any]]] = {}  # first failed test cell of an exercise -> its mistakes
+    for mistake in report.mistakes:
+        first = next((gid for gid in mistake.get("tests", []) if gid in tests and tests[gid].status != "passed"), "")
+        named.setdefault(first, []).append(mistake)
     cells = []
     for cell in notebook.cells:
         result = tests.get(grade_id(cell) or "")
         failed = result is not None and result.status != "passed"
         if view := _cell(cell, budget, anchor(result.grade_id) if result else "", failed):
+            view["mistakes"] = [Markup(_markdown()(budget.take(m["text"])))
+                                for m in (named.get(result.grade_id, []) if failed and result else [])]
             cells.append(view)
     passed = sum(r.status == "passed" for r in report.exercises)
     return _template().render(title=Path(report.submission).name, style=PAGE_STYLE, rows=rows, cells=cells,

@@ -15,7 +15,7 @@ import pytest
 from grader.batch import batch
 from grader.execute import Limits
 from grader.generate import student_version
-from grader.metadata import grade_id, is_manual, is_solution, is_test
+from grader.metadata import exercise_of, grade_id, is_manual, is_solution, is_test
 from grader.notebooks import dumps, read_notebook
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
@@ -26,12 +26,6 @@ ROOT = Path(__file__).resolve().parents[1]
 # test until its entry is removed here).
 KNOWN_ORPHANS: set[str] = set()
 KNOWN_CASCADES: set[str] = set()
-
-
-def owner(test_id, exercises):
-    """The exercise a test cell belongs to: the longest exercise id that follows ``test_``."""
-    mine = [e for e in exercises if test_id.startswith(f"test_{e}")]
-    return max(mine, key=len) if mine else None
 
 
 def cases():
@@ -55,7 +49,7 @@ def lessons():
 def test_every_test_cell_belongs_to_one_exercise(path):
     nb = read_notebook(path)
     exercises = [grade_id(c) for c in nb.cells if is_solution(c)]
-    orphans = [grade_id(c) for c in nb.cells if is_test(c) and owner(grade_id(c), exercises) is None]
+    orphans = [grade_id(c) for c in nb.cells if is_test(c) and exercise_of(grade_id(c), exercises) is None]
     assert not orphans, f"{path.name}: test cells {orphans} name no exercise after test_"
 
 
@@ -71,7 +65,8 @@ def graded(tmp_path_factory):
         submission = copy.deepcopy(source)
         next(c for c in submission.cells if grade_id(c) == exercise).source = stubs[exercise]
         (subs / f"{path.stem}__{exercise}.ipynb").write_text(dumps(submission), encoding="utf-8")
-    rows = batch(subs, ROOT / "solutions", out, workers=2, limits=Limits(cell_timeout=20), progress=False)
+    rows = batch(subs, ROOT / "solutions", out, workers=2, limits=Limits(cell_timeout=20), progress=False,
+                 name_mistakes=False)
     assert all(row["status"] == "graded" for row in rows), [row for row in rows if row["status"] != "graded"]
     return {p.stem: json.loads(p.read_text(encoding="utf-8"))["report"] for p in (out / "reports").glob("*.json")}
 
@@ -81,5 +76,5 @@ def test_an_undone_exercise_costs_only_its_own_points(path, exercise, graded):
     report = graded[f"{path.stem}__{exercise}"]
     exercises = [grade_id(c) for c in read_notebook(path).cells if is_solution(c)]
     lost = [r["grade_id"] for r in report["exercises"]
-            if r["points"] < r["max_points"] and owner(r["grade_id"], exercises) != exercise]
+            if r["points"] < r["max_points"] and exercise_of(r["grade_id"], exercises) != exercise]
     assert not lost, f"{path.name}: leaving {exercise} undone also costs {lost}: give each test its own inputs"

@@ -181,6 +181,52 @@ def test_drop_tool_calls_by_predicate_over_the_block():
     assert drop_tool_calls(keep="search_logs").name == "drop_tool_calls(keep=search_logs)"
 
 
+def test_drop_tool_calls_joins_the_neighbours_it_brings_together():
+    messages = [
+        user("¿sigue el 502?"),
+        {**assistant(text_block("miro la base"), tool_use_block("k", "search_kb", {"q": "502"})), "id": "msg_2"},
+        user([tool_result_block("k", "nada")]),
+        {**assistant(text_block("miro los logs"), tool_use_block("l", "search_logs", {"q": "502"})), "name": "x"},
+        user([tool_result_block("l", "primer 502 a las 09:31")]),
+        assistant(tool_use_block("k2", "search_kb", {"q": "pasarela"})),
+        user([tool_result_block("k2", "nada")]),
+        user("¿y ahora?"),
+        assistant(text_block("es infraestructura")),
+    ]
+    out = drop_tool_calls(keep=["search_logs"])(messages)
+    assert out == [
+        user("¿sigue el 502?"),
+        {**assistant(text_block("miro la base"), text_block("miro los logs"),
+                     tool_use_block("l", "search_logs", {"q": "502"})), "id": "msg_2"},  # the first's keys only
+        user([tool_result_block("l", "primer 502 a las 09:31"), text_block("¿y ahora?")]),  # a string becomes a block
+        assistant(text_block("es infraestructura")),
+    ]
+    assert pairing_problems(out) == []
+    assert all(a["role"] != b["role"] for a, b in itertools.pairwise(out))
+
+
+def test_drop_tool_calls_joins_whole_runs_and_leaves_neighbours_that_came_side_by_side():
+    questions = [user("hola"), assistant(tool_use_block("q", "search_kb", {})), user([tool_result_block("q", "nada")]),
+                 user("¿algo?"), assistant(tool_use_block("r", "search_kb", {})), user([tool_result_block("r", "no")]),
+                 user([text_block("¿sigues?")])]
+    assert drop_tool_calls(keep=[])(questions) == [
+        user([text_block("hola"), text_block("¿algo?"), text_block("¿sigues?")])]
+    side_by_side = [user("uno"), user("dos"), assistant(text_block("vale"))]
+    assert drop_tool_calls(keep=[])(side_by_side) == side_by_side  # not the filter's doing: left alone
+    broken = [user("hola"), assistant(tool_use_block("x", "search_logs", {})), user("sin resultado"),
+              assistant(text_block("fin"))]  # keep_pairs retires the unanswered call, the filter joins what is left
+    assert drop_tool_calls(keep=["search_logs"])(broken) == [
+        user([text_block("hola"), text_block("sin resultado")]), assistant(text_block("fin"))]
+
+
+def test_drop_tool_calls_keeps_a_call_in_flight_and_leaves_no_mark():
+    messages = [user("hola"), assistant(tool_use_block("k", "search_kb", {})), user([tool_result_block("k", "nada")]),
+                assistant(text_block("paso"), tool_use_block("h", "handoff_to_specialist", {}))]
+    out = drop_tool_calls(keep=["handoff_to_specialist"])(messages)
+    assert out == [user("hola"), messages[-1]]
+    assert all(set(m) == {"role", "content"} for m in out)
+
+
 def test_keep_last_turns_keeps_whole_exchanges_and_the_system_prompt():
     out = keep_last_turns(1)(SMALL)
     assert out == [SMALL[0], *SMALL[-2:]]
@@ -329,6 +375,13 @@ def test_any_composition_keeps_every_pair_and_never_mutates(messages, filters):
         assert pairing_problems(f(messages)) == []
 
 
+def said(messages):
+    """The texts of a transcript in order, string contents and text blocks alike."""
+    return [b if isinstance(b, str) else b["text"] for m in messages
+            for b in (m["content"] if isinstance(m["content"], list) else [m["content"]])
+            if isinstance(b, str) or b["type"] == "text"]
+
+
 @settings(max_examples=100, deadline=None)
 @given(transcripts(), st.lists(st.sampled_from(TOOL_NAMES), max_size=4))
 def test_drop_tool_calls_keeps_exactly_the_wanted_calls(messages, keep):
@@ -338,6 +391,8 @@ def test_drop_tool_calls_keeps_exactly_the_wanted_calls(messages, keep):
             if b["type"] == "tool_use" and b["name"] in keep]
     assert ids(out, "tool_use") == kept == ids(out, "tool_result")
     assert all(m["content"] != [] for m in out)
+    assert all(a["role"] != b["role"] for a, b in itertools.pairwise(out))  # roles still alternate
+    assert said(compose(drop_tool_calls(keep=keep))(messages)) == said(messages)  # every text stays, in order
 
 
 # --- distillation -------------------------------------------------------------------------------------------

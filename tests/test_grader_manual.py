@@ -95,8 +95,8 @@ def test_manual_cell_is_pending_apart_from_the_auto_score(tmp_path):
     assert data["manual"][0]["status"] == "pending" and data["manual_pending"] == ["explain"]
     assert data["score"] == 2 and data["max_score"] == 2 and data["manual_max"] == 3
     table = report.table()
-    assert ["explain", "-/3", "pending", "graded", "by", "hand"] in [line.split() for line in table.splitlines()]
-    assert "manual: 3 point(s) pending" in table
+    assert ["explain", "-/3", "pendiente", "se", "califica", "a", "mano"] in [line.split() for line in table.splitlines()]
+    assert "a mano: 3 punto(s) pendientes" in table
     page = feedback_html(report, feedback_nb)
     assert "explain" in page and "-/3" in page and "pendiente" in page and "Mi análisis" in page
 
@@ -108,7 +108,7 @@ def test_an_untouched_or_empty_written_answer_scores_0_without_a_mark(answer):
     report, feedback_nb = grade_notebooks(source, answered(student_version(source), answer), limits=Limits())
     assert [(m.points, m.status, m.unanswered) for m in report.manual] == [(0.0, "unanswered", True)]
     assert report.manual_pending == [] and json.loads(report.to_json())["manual"][0]["status"] == "unanswered"
-    assert "not answered: 0 without a mark" in report.table()
+    assert "sin responder: la celda sigue como se entregó" in report.table()
     page = feedback_html(report, feedback_nb)
     assert "0/3" in page and "sin responder" in page
 

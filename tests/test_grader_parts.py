@@ -120,7 +120,7 @@ def test_grading_the_solution_itself_reports_nothing_tampered():
     assert assemble(src, edited, student_version(src)).tampered == [{"grade_id": "test_charge", "problem": "edited"}]
     done = cli("grade", str(SOURCE), "--source", str(SOURCE), "--timeout", "10")
     assert done.returncode == 0, done.stderr
-    assert "score: 5/5" in done.stdout and "restored:" not in done.stdout and "note:" not in done.stdout
+    assert "puntuación: 5/5" in done.stdout and "restaurada:" not in done.stdout and "nota:" not in done.stdout
 
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -130,7 +130,7 @@ def test_grade_finds_the_lesson_from_the_notebook_from_any_folder(tmp_path):
     shutil.copy(ROOT / "student" / "03_handoff_pseudo_tool.ipynb", tmp_path / "alice.ipynb")
     done = cli("grade", "alice.ipynb", "--timeout", "20", cwd=tmp_path)  # the README's example, as written
     assert done.returncode == 0, done.stderr
-    assert "test_run_until_handoff_loop" in done.stdout and "score: 0/23" in done.stdout
+    assert "test_run_until_handoff_loop" in done.stdout and "puntuación: 0/23" in done.stdout
     (tmp_path / "notes.ipynb").write_text(dumps(nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_code_cell("x = 1")])), encoding="utf-8")
     done = cli("grade", "notes.ipynb", cwd=tmp_path)
@@ -247,7 +247,7 @@ def test_cli_grade_and_exit_codes(tmp_path):
     done = cli("grade", str(FIXTURES / "submissions" / "partial.ipynb"), "--source", str(SOURCE),
                "--json", str(tmp_path / "r.json"), "--feedback", str(tmp_path / "f.html"))
     assert done.returncode == 0, done.stderr
-    assert "test_charge" in done.stdout and "score: 3/5" in done.stdout
+    assert "test_charge" in done.stdout and "puntuación: 3/5" in done.stdout
     assert json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["score"] == 3
     assert "Puntuación: 3/5" in (tmp_path / "f.html").read_text(encoding="utf-8")
     for bad in ("empty", "malformed_json", "not_a_notebook", "wrong_notebook"):
@@ -385,3 +385,38 @@ def test_the_feedback_page_says_the_graders_own_words_in_spanish():
         assert spanish in page, spanish
     for english in ("did not finish", "died while", "in a hidden test", "output truncated"):
         assert english not in page, english
+
+
+def test_the_student_table_is_spanish_and_names_the_syntax_error_not_what_it_caused(tmp_path):
+    """A SyntaxError in the answer cell is what the student must fix: the NameError in the test is only its echo."""
+    from fixture_submissions import submission
+
+    path = tmp_path / "alice.ipynb"
+    path.write_text(dumps(submission(charge="def charge(price_cents:\n    return price_cents // 2")), encoding="utf-8")
+    done = cli("grade", str(path), "--source", str(SOURCE), "--timeout", "10")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].split() == ["test", "puntos", "estado", "comentario"]
+    row = next(line for line in lines if line.startswith("test_charge "))
+    assert "fallido" in row and "tu celda charge falló antes de este test: SyntaxError" in row
+    assert "NameError" not in row
+    assert "superado" in next(line for line in lines if line.startswith("test_quote_total "))
+    assert lines[-1] == "puntuación: 3/5"
+
+
+def test_a_path_of_the_wrong_kind_is_refused_before_any_grading(tmp_path):
+    """A file where a folder is wanted, or a folder where a file is: one line that says what to pass, nothing written."""
+    alice = tmp_path / "alice.ipynb"
+    shutil.copy(SOURCE, alice)
+    done = cli("batch", str(alice), "--source", str(SOURCE), "--out", str(tmp_path / "out"))
+    assert done.returncode == 2 and "is a file: pass the folder that holds the submissions" in done.stderr
+    assert not (tmp_path / "out").exists()
+    subs, taken = tmp_path / "subs", tmp_path / "grades"
+    subs.mkdir()
+    shutil.copy(SOURCE, subs / "alice.ipynb")
+    taken.write_text("mine", encoding="utf-8")
+    done = cli("batch", str(subs), "--source", str(SOURCE), "--out", str(taken))
+    assert done.returncode == 2 and f"--out {taken} is a file" in done.stderr
+    assert taken.read_text(encoding="utf-8") == "mine"
+    done = cli("grade", str(alice), "--source", str(tmp_path))
+    assert done.returncode == 2 and f"--source {tmp_path} is a folder" in done.stderr and "--solutions" in done.stderr

@@ -78,7 +78,7 @@ def test_control_characters_never_reach_the_terminal():
     report, _ = grade_notebooks(read_notebook(SOURCE), submission(charge=raising), limits=Limits(cell_timeout=10))
     table = report.table()
     assert not any(ord(ch) < 32 and ch != "\n" or ch in "\x7f\u202e" for ch in table), repr(table)
-    assert "score: 3/5" in table.splitlines()[-1]
+    assert "puntuación: 3/5" in table.splitlines()[-1]
 
 
 def _chain(top: Path, depth: int) -> None:

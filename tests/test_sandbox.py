@@ -275,7 +275,7 @@ def test_killing_the_grader_kills_the_submissions_processes(tmp_path):
     assert gone(lambda: processes(str(base)), seconds=5)  # launcher and kernel too
     done = subprocess.run([sys.executable, "-m", "grader", "grade", str(CORRECT), "--source", str(SOURCE)],
                           env=env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0 and "score: 5/5" in done.stdout
+    assert done.returncode == 0 and "puntuación: 5/5" in done.stdout
     assert list(base.iterdir()) == []  # the killed grader's folders were swept at the next start
     base.rmdir()
 

@@ -93,14 +93,14 @@ def _name(path, target, text):
 
 def _grade(root: Path, params, visible: bool) -> dict:
     """Each written-down answer in its solution notebook, graded in one batch (hidden tests cleared when
-    ``visible``); the reports by name."""
+    ``visible``, and the mistakes named); the reports by name."""
     submissions = {}
     for param in params:
         path, target, text = param.values
         match = CODE.search(text)
         if match:
             submissions[_name(path, target, text)] = (path, target, match.group(1))
-    return grade_replacements(root, submissions, visible)
+    return grade_replacements(root, submissions, visible, name_mistakes=visible)
 
 
 def _selected(request, params):
@@ -127,6 +127,15 @@ def test_wrong_answer_loses_points(path, target, text, graded):
     report = graded[_name(path, target, text)]
     assert report["score"] < report["max_score"], \
         f"{path.name}: the wrong answer for {target} still earns full marks on the visible tests"
+
+
+@pytest.mark.parametrize("path, target, text", WRONG)
+def test_wrong_answer_is_named_as_itself(path, target, text, graded):
+    """Graded as a submission, a written-down wrong answer gets its own explanation (``grader.mistakes``)."""
+    report = graded[_name(path, target, text)]
+    own = next(cell.metadata["nbgrader"]["grade_id"] for cell in read_notebook(path).cells if cell.source == text)
+    named = [m["id"] for m in report["mistakes"]]
+    assert own in named, f"{path.name}: the wrong answer {own} for {target} is named as {named or 'nothing'}"
 
 
 @pytest.mark.parametrize("path, target, text", VARIANTS)

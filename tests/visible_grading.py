@@ -21,10 +21,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def grade_replacements(root: Path, submissions: Mapping[str, tuple[Path, str, str]], visible: bool,
-                       cell_timeout: float = 20) -> dict:
+                       cell_timeout: float = 20, name_mistakes: bool = False) -> dict:
     """``submissions``: name -> (solution notebook, grade_id of the cell replaced, its new code). Every one is
     graded in one batch (2 workers) under ``root``; returns the reports by name. Names must start with the
-    solution's stem (the batch matches a submission to its source by name)."""
+    solution's stem (the batch matches a submission to its source by name). ``name_mistakes``: the reports
+    name the written-down wrong answers a submission matches (``grader.mistakes``; costs one run of each)."""
     sources, subs, out = root / "sources", root / "subs", root / "out"
     sources.mkdir()
     subs.mkdir()
@@ -40,7 +41,8 @@ def grade_replacements(root: Path, submissions: Mapping[str, tuple[Path, str, st
         (subs / f"{name}.ipynb").write_text(dumps(submission), encoding="utf-8")
     if not submissions:
         return {}
-    rows = batch(subs, sources, out, workers=2, limits=Limits(cell_timeout=cell_timeout), progress=False)
+    rows = batch(subs, sources, out, workers=2, limits=Limits(cell_timeout=cell_timeout), progress=False,
+                 name_mistakes=name_mistakes)
     assert all(row["status"] == "graded" for row in rows), [row for row in rows if row["status"] != "graded"]
     return {Path(p.name).stem: json.loads(p.read_text(encoding="utf-8"))["report"]
             for p in (out / "reports").glob("*.json")}

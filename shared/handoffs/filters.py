@@ -33,7 +33,7 @@ from typing import Any
 
 from .contract import HandoffContract
 from .errors import UsageError
-from .messages import tool_uses, unanswered_tool_uses
+from .messages import text_block, tool_uses, unanswered_tool_uses
 
 Message = dict[str, Any]
 Messages = list[Message]
@@ -290,8 +290,41 @@ def drop_system_prompts() -> Filter:
     return Filter("drop_system_prompts", run)
 
 
+_POSITION, _LAST = "\x00position", "\x00last"
+"""Private keys ``drop_tool_calls`` gives each message while it works: where it sat in the input, and where
+the last message joined into it sat. They never leave the filter."""
+
+
+def _as_blocks(content: Any) -> list[Any]:
+    """A message's content as a list of blocks: a string becomes one text block."""
+    return [text_block(content)] if isinstance(content, str) else list(content)
+
+
+def _join_gaps(messages: Messages) -> Messages:
+    """Join each message into the one before when both have one role and the filter removed what sat between them.
+
+    The joined message keeps the first message's other keys and holds its blocks, then the
+    second's (a string content becomes a text block). Neighbours that already came side by
+    side are left as they were: a filter changes what it removes, nothing else.
+    """
+    joined: Messages = []
+    for message in messages:
+        previous = joined[-1] if joined else {}
+        if joined and previous.get("role") == message.get("role") and message[_POSITION] != previous[_LAST] + 1:
+            content = _as_blocks(previous.get("content")) + _as_blocks(message.get("content"))
+            joined[-1] = {**previous, "content": content, _LAST: message[_POSITION]}
+        else:
+            joined.append({**message, _LAST: message[_POSITION]})
+    return [{key: value for key, value in m.items() if key not in (_POSITION, _LAST)} for m in joined]
+
+
 def drop_tool_calls(keep: str | Iterable[str] | Callable[[dict[str, Any]], bool]) -> Filter:
-    """Drop the tool calls ``keep`` rejects (names, or a predicate over the tool_use block) with their results."""
+    """Drop the tool calls ``keep`` rejects (names, or a predicate over the tool_use block) with their results.
+
+    Messages left empty go, and two messages of one role that the removal brings side by
+    side are joined into one (the provider wants roles to alternate): the first's keys, its
+    blocks and then the second's, a string content turned into a text block.
+    """
     wanted: Callable[[dict[str, Any]], bool]
     if callable(keep):
         wanted, label = keep, getattr(keep, "__name__", "predicate")
@@ -300,14 +333,16 @@ def drop_tool_calls(keep: str | Iterable[str] | Callable[[dict[str, Any]], bool]
         wanted, label = (lambda block: block.get("name") in names), ",".join(sorted(names))
 
     def run(messages: Messages) -> Messages:
+        pending = _pending(messages)
         dropped = {b["id"] for m in messages if m.get("role") == "assistant"
                    for b in tool_uses(_blocks(m)) if not wanted(dict(b))}
-        for m in messages:
+        for position, m in enumerate(messages):
+            m[_POSITION] = position
             if isinstance(m.get("content"), list):
                 m["content"] = [b for b in m["content"]
                                 if not (b.get("type") == "tool_use" and b.get("id") in dropped)
                                 and not (b.get("type") == "tool_result" and b.get("tool_use_id") in dropped)]
-        return _without_empty(messages)
+        return _join_gaps(keep_pairs(_without_empty(messages), pending=pending))
     return Filter(f"drop_tool_calls(keep={label})", run)
 
 

@@ -1,0 +1,116 @@
+"""The mistake named: an answer that behaves exactly like a written-down wrong answer gets its explanation.
+
+The source is the grader's fixture (``charge`` is half the price; test_charge checks 6000 and,
+hidden, 6400) with two wrong answers written down for ``charge``: the full price, and 3000 for
+every price (right on the visible check, wrong on the hidden one).
+"""
+
+import copy
+import json
+
+import pytest
+from fixture_submissions import RIGHT_CHARGE, SOURCE, cell_of, submission
+from nbformat.v4 import new_markdown_cell
+
+from grader.api import grade_notebooks
+from grader.batch import batch
+from grader.execute import Limits
+from grader.generate import student_version
+from grader.mistakes import mistake_table, wrong_answers
+from grader.notebooks import dumps, read_notebook
+from grader.report import Report, feedback_html
+
+pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
+
+LIMITS = Limits(cell_timeout=10)
+FULL_PRICE = "def charge(price_cents):\n    return price_cents"
+ALWAYS_3000 = "def charge(price_cents):\n    return 3000"
+WRITTEN = {"charge_wrong_full_price": ("**Cobrar el precio entero.** El cargo es la mitad.", FULL_PRICE),
+           "charge_wrong_constant": ("**Devolver el valor del ejemplo.** Solo acierta con 6000.", ALWAYS_3000)}
+
+
+def with_wrong_answers():
+    """The fixture source with both wrong answers written down after the charge exercise."""
+    source = read_notebook(SOURCE)
+    at = source.cells.index(cell_of(source, "charge")) + 1
+    for gid, (text, code) in reversed(WRITTEN.items()):
+        cell = new_markdown_cell(f"{text}\n\n```python\n{code}\n```")
+        cell.metadata.update(nbgrader={"grade": False, "grade_id": gid, "locked": True, "schema_version": 3,
+                                       "solution": False},
+                             tags=["solution-only"], wrong_answer_for="charge", wrong_answer_kind="other")
+        source.cells.insert(at, cell)
+    return source
+
+
+@pytest.fixture(scope="module")
+def source():
+    return with_wrong_answers()
+
+
+def graded(source, charge):
+    return grade_notebooks(source, submission(charge=charge), limits=LIMITS)
+
+
+def test_the_written_down_wrong_answers_are_read_with_their_explanation(source):
+    answers = wrong_answers(source)
+    assert [(a.id, a.exercise, a.text, a.code.strip()) for a in answers] == [
+        (gid, "charge", text, code) for gid, (text, code) in WRITTEN.items()]
+
+
+@pytest.mark.parametrize("gid", sorted(WRITTEN))
+def test_a_wrong_answer_is_named_with_its_explanation_in_the_report_and_the_page(source, gid):
+    text, code = WRITTEN[gid]
+    report, nb = graded(source, code)
+    assert [(m["exercise"], m["id"], m["text"]) for m in report.mistakes] == [("charge", gid, text)]
+    page = feedback_html(report, nb)
+    assert "error habitual" in page and text.split("**")[1] in page
+    assert Report.from_dict(json.loads(report.to_json())).mistakes == report.mistakes
+    assert f"error reconocido en charge: {text.split('**')[1]} ({gid})" in report.table()
+
+
+@pytest.mark.parametrize("charge", [RIGHT_CHARGE, "def charge(price_cents):\n    return price_cents >> 1"],
+                         ids=["solution", "variant"])
+def test_a_correct_answer_is_named_nothing(source, charge):
+    report, nb = graded(source, charge)
+    assert report.score == report.max_score and report.mistakes == []
+    assert "error habitual" not in feedback_html(report, nb)
+
+
+@pytest.mark.parametrize("charge", ["def charge(price_cents):\n    return price_cents - 1",
+                                    "def charge(price_cents):\n    return 3000 if price_cents == 6000 else 0"],
+                         ids=["unrelated", "same-visible-other-hidden"])
+def test_a_wrong_answer_that_behaves_unlike_every_written_one_is_named_nothing(source, charge):
+    """The second answer fails exactly like ``charge_wrong_constant`` on the visible check, not on the hidden one."""
+    report, _ = graded(source, charge)
+    assert report.score < report.max_score and report.mistakes == []
+
+
+def test_the_table_holds_each_answer_s_behaviour_and_no_code(source):
+    table = mistake_table(source, student_version(source), LIMITS)
+    assert [entry["id"] for entry in table["charge"]] == list(WRITTEN)
+    assert all("code" not in entry and entry["tests"] == ["test_charge"] for entry in table["charge"])
+    assert table["charge"][0]["behaviour"] != table["charge"][1]["behaviour"]
+
+
+def test_a_batch_names_each_submission_s_mistake_from_one_table(source, tmp_path):
+    (tmp_path / "src.ipynb").write_text(dumps(source), encoding="utf-8")
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    answers = {"full": FULL_PRICE, "constant": ALWAYS_3000, "right": RIGHT_CHARGE}
+    for name, code in answers.items():
+        (subs / f"{name}.ipynb").write_text(dumps(submission(charge=code)), encoding="utf-8")
+    named = {}
+    for on in (True, False):
+        out = tmp_path / f"out-{on}"
+        batch(subs, tmp_path / "src.ipynb", out, workers=2, limits=LIMITS, progress=False, name_mistakes=on)
+        named[on] = {p.stem: [m["id"] for m in json.loads(p.read_text(encoding="utf-8"))["report"]["mistakes"]]
+                     for p in (out / "reports").glob("*.json")}
+    assert named[True] == {"full": ["charge_wrong_full_price"], "constant": ["charge_wrong_constant"], "right": []}
+    assert named[False] == {"full": [], "constant": [], "right": []}
+
+
+def test_a_source_without_written_down_answers_names_nothing():
+    source = read_notebook(SOURCE)
+    report, _ = grade_notebooks(source, submission(charge=FULL_PRICE), limits=LIMITS)
+    assert report.score < report.max_score and report.mistakes == []
+    assert mistake_table(copy.deepcopy(source), student_version(source)) == {}
