@@ -16,21 +16,17 @@ exercise has the first three kinds and a correct variant.
 """
 
 import hashlib
-import json
 import re
 from pathlib import Path
 
 import pytest
-from nbgrader.preprocessors import ClearHiddenTests
+from visible_grading import ROOT, grade_replacements
 
-from grader.batch import batch
-from grader.execute import Limits
 from grader.metadata import grade_id, is_manual
-from grader.notebooks import dumps, read_notebook
+from grader.notebooks import read_notebook
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
 
-ROOT = Path(__file__).resolve().parents[1]
 CODE = re.compile(r"```python\n(.*?)```", re.DOTALL)
 
 # Known debt, to be paid by the second edition of lessons 01-04: wrong answers only the hidden
@@ -98,28 +94,13 @@ def _name(path, target, text):
 def _grade(root: Path, params, visible: bool) -> dict:
     """Each written-down answer in its solution notebook, graded in one batch (hidden tests cleared when
     ``visible``, and the mistakes named); the reports by name."""
-    sources, subs, out = root / "sources", root / "subs", root / "out"
-    sources.mkdir()
-    subs.mkdir()
+    submissions = {}
     for param in params:
         path, target, text = param.values
-        source_path = sources / path.name
-        if not source_path.exists():
-            source = read_notebook(path)
-            if visible:
-                source, _ = ClearHiddenTests().preprocess(source, {})
-            source_path.write_text(dumps(source), encoding="utf-8")
         match = CODE.search(text)
         if match:
-            submission = read_notebook(source_path)
-            next(c for c in submission.cells if grade_id(c) == target).source = match.group(1)
-            (subs / f"{_name(path, target, text)}.ipynb").write_text(dumps(submission), encoding="utf-8")
-    if not any(subs.iterdir()):
-        return {}
-    rows = batch(subs, sources, out, workers=2, limits=Limits(cell_timeout=20), progress=False, name_mistakes=visible)
-    assert all(row["status"] == "graded" for row in rows), [row for row in rows if row["status"] != "graded"]
-    return {Path(p.name).stem: json.loads(p.read_text(encoding="utf-8"))["report"]
-            for p in (out / "reports").glob("*.json")}
+            submissions[_name(path, target, text)] = (path, target, match.group(1))
+    return grade_replacements(root, submissions, visible, name_mistakes=visible)
 
 
 def _selected(request, params):
