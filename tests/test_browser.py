@@ -362,7 +362,7 @@ def test_the_course_opens_on_the_students_work_folder(browser, lab: Lab) -> None
 
 
 def test_the_lab_terminal_runs_the_course_s_python_and_grader(lab: Lab) -> None:
-    """`python lab.py` and `grader grade` (assessment.md, lesson 11) run the venv's programs in JupyterLab's Terminal."""
+    """`python lab.py` and `grader grade` (assessment.md, lesson 11) run the venv's programs in the Terminal."""
     import asyncio
 
     from tornado.websocket import websocket_connect

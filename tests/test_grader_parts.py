@@ -405,7 +405,7 @@ def test_the_student_table_is_spanish_and_names_the_syntax_error_not_what_it_cau
 
 
 def test_a_path_of_the_wrong_kind_is_refused_before_any_grading(tmp_path):
-    """A file where a folder is wanted, or a folder where a file is: one line that says what to pass, nothing written."""
+    """A file where a folder is wanted, or a folder where a file is: one line saying what to pass, nothing written."""
     alice = tmp_path / "alice.ipynb"
     shutil.copy(SOURCE, alice)
     done = cli("batch", str(alice), "--source", str(SOURCE), "--out", str(tmp_path / "out"))
