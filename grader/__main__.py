@@ -1,5 +1,5 @@
-"""The grader's command line: ``python -m grader generate | grade | batch | manual template | manual import | release |
-check``."""
+"""The grader's command line: ``python -m grader generate | grade | batch | manual template | manual import | report |
+release | check``."""
 
 import argparse
 import logging
@@ -122,6 +122,14 @@ def cmd_manual_template(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from .classview import write_class_report
+
+    for path in write_class_report(args.out, args.threshold / 100):
+        print(f"wrote {path}")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     """The argument parser for every subcommand."""
     top = argparse.ArgumentParser(prog="python -m grader", description=__doc__)
@@ -172,6 +180,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("out", help="the batch's output folder (grades.csv and reports/)")
     p.add_argument("--csv", help="where to write it (default: OUT/marks.csv; never over an existing file)")
     p.set_defaults(run=cmd_manual_template)
+
+    p = sub.add_parser("report", help="the class view of a batch: class.html, canvas.csv, moodle.csv (nothing runs)")
+    p.add_argument("out", help="the batch's output folder (grades.csv and reports/)")
+    p.add_argument("--threshold", type=float, default=80,
+                   help="percent of fingerprints two submissions share to be listed as alike (default 80)")
+    p.set_defaults(run=cmd_report)
 
     p = sub.add_parser("release", help="write what students get: the course without solutions or hidden tests")
     p.add_argument("--out", required=True, help="a new folder for the release")

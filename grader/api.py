@@ -89,6 +89,18 @@ def _manual(source: NotebookNode, assembly: Assembly, student: NotebookNode) -> 
     return results
 
 
+def _answers(source: NotebookNode, assembly: Assembly, student: NotebookNode) -> dict[str, str]:
+    """Each autograded exercise's cell as the student wrote it, when it is not the stub (for the class view)."""
+    stubs = {grade_id(c): _words(c.source) for c in student.cells if grade_id(c)}
+    found = {}
+    for cell in source.cells:
+        if is_solution(cell) and not is_manual(cell) and (gid := grade_id(cell)) in assembly.positions:
+            text = assembly.notebook.cells[assembly.positions[gid]].source
+            if _words(text) not in ("", stubs.get(gid, "")):
+                found[gid] = text
+    return found
+
+
 def feedback_notebook(assembly: Assembly, student: NotebookNode, report: Report) -> NotebookNode:
     """The graded notebook as the student may see it: visible test source, one result line per test."""
     nb = copy.deepcopy(assembly.notebook)
@@ -151,6 +163,7 @@ def grade_notebooks(source: NotebookNode, submission: NotebookNode, *, limits: L
     notes = assembly.notes + ([VISIBLE_ONLY_NOTE] if visible_only else [])
     report = Report(submission=names[1], source=names[0], tampered=assembly.tampered, notes=notes,
                     suspicious=suspicious, manual=_manual(source, assembly, student),
+                    answers=_answers(source, assembly, student),
                     **_results(source, assembly, runs, codes, reference, mistakes))
     return report, feedback_notebook(assembly, student, report)
 

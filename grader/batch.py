@@ -22,6 +22,7 @@ import io
 import json
 import logging
 import os
+import time
 import urllib.parse
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -133,6 +134,7 @@ class Graded(NamedTuple):
     row: dict[str, str]
     report: dict[str, Any] | None = None
     feedback: str | None = None
+    seconds: float = 0.0  # the worker's time on it, from bytes to page
 
 
 def grade_one(submission: Path, source: Path, root: Path, limits: Limits, submission_bytes: bytes,
@@ -142,7 +144,7 @@ def grade_one(submission: Path, source: Path, root: Path, limits: Limits, submis
 
     The paths only name things (the row, the messages); the client writes the files (``save``).
     """
-    row = {**_error_row(submission, root, ""), "source": str(source)}
+    row, start = {**_error_row(submission, root, ""), "source": str(source)}, time.perf_counter()
     try:
         report, feedback_nb = _grade(source_bytes, lambda: parse_notebook(submission_bytes, submission), limits,
                                      (str(source), row["submission"]), Reference.from_json(reference))
@@ -150,7 +152,8 @@ def grade_one(submission: Path, source: Path, root: Path, limits: Limits, submis
         row.update(score=f"{report.score:g}", max_score=f"{report.max_score:g}", status="graded",
                    tampered=" ".join(f"{t['grade_id']}:{t['problem']}" for t in report.tampered),
                    suspicious=" ".join(report.suspicious), **manual_columns(data))
-        return Graded(row, data, feedback_html(report, feedback_nb))
+        page = feedback_html(report, feedback_nb)
+        return Graded(row, data, page, time.perf_counter() - start)
     except WrongLesson as error:
         row.update(status="wrong-lesson", error=_unnamed(str(error), submission, root))
     except (GraderError, OSError) as error:
@@ -215,6 +218,23 @@ def write_csv(rows: list[dict[str, str]], path: Path) -> None:
     write_atomic(path, buffer.getvalue())
 
 
+def write_times(times: dict[str, float], path: Path) -> None:
+    """Write times.csv (submission, seconds a worker spent on it), keeping the times of submissions not graded this
+    time (cached): measured, not graded, so apart from the reports, which stay the same bytes on every run."""
+    kept: dict[str, str] = {}
+    try:
+        with path.open(encoding="utf-8", newline="") as handle:
+            kept = {row["submission"]: row["seconds"] for row in csv.DictReader(handle)}
+    except (OSError, KeyError, csv.Error):
+        kept = {}
+    kept.update({submission: f"{seconds:.3f}" for submission, seconds in times.items()})
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(("submission", "seconds"))
+    writer.writerows((spreadsheet_safe(submission), seconds) for submission, seconds in sorted(kept.items()))
+    write_atomic(path, buffer.getvalue())
+
+
 def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out: str | os.PathLike[str],
           workers: int | None = None, limits: Limits = Limits(),  # noqa: B008 - Limits is frozen
           progress: bool = True, scheduler: str | None = None, name_mistakes: bool = True) -> list[dict[str, str]]:
@@ -238,6 +258,7 @@ def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out
     saves: list[tuple[str, str]] = []  # per task: its slug and cache key
     sources: dict[Path, bytes] = {}
     references: dict[Path, str | GraderError] = {}
+    times: dict[str, float] = {}
     supply = KernelSupply(limits.memory_bytes)  # the reference runs' kernels, closed before any student code runs
     for path in find_submissions(directory, out):  # every input in memory before any student code runs
         try:
@@ -282,5 +303,7 @@ def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out
                 rows.append(_error_row(path, directory, f"worker failed: {type(result).__name__}: {result}"))
             else:
                 rows.append(save(result, out, *saves[index]))
+                times[rows[-1]["submission"]] = result.seconds
     write_csv(rows, out / "grades.csv")
+    write_times(times, out / "times.csv")
     return sorted(rows, key=lambda row: row["submission"])

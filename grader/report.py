@@ -87,6 +87,7 @@ class Report:
     suspicious: list[str] = field(default_factory=list)  # tampering the static scan found; never scored
     manual: list[ManualResult] = field(default_factory=list)  # graded by hand; apart from score/max_score
     mistakes: list[dict[str, str]] = field(default_factory=list)  # written-down wrong answers matched (grader.mistakes)
+    answers: dict[str, str] = field(default_factory=dict)  # each autograded exercise's cell as submitted
 
     @property
     def score(self) -> float:
@@ -124,7 +125,7 @@ class Report:
                    other_errors=list(data.get("other_errors", [])), suspicious=list(data.get("suspicious", [])),
                    manual=[ManualResult(m["grade_id"], m["max_points"], m.get("points"), m.get("answer", ""),
                                         bool(m.get("unanswered", False))) for m in data.get("manual", [])],
-                   mistakes=list(data.get("mistakes", [])))
+                   mistakes=list(data.get("mistakes", [])), answers=dict(data.get("answers", {})))
 
     def to_json(self) -> str:
         """The report as stable, readable JSON text."""

@@ -364,6 +364,7 @@ def test_the_course_opens_on_the_students_work_folder(browser, lab: Lab) -> None
 def test_the_lab_terminal_runs_the_course_s_python_and_grader(lab: Lab) -> None:
     """`python lab.py` and `grader grade` (assessment.md, lesson 11) run the venv's programs in the Terminal."""
     import asyncio
+    import concurrent.futures
 
     from tornado.websocket import websocket_connect
 
@@ -383,9 +384,46 @@ def test_the_lab_terminal_runs_the_course_s_python_and_grader(lab: Lab) -> None:
         socket.close()
         return seen
 
-    try:
-        seen = asyncio.run(run("command -v python grader"))
+    try:  # in a thread of its own: the browser tests' Playwright keeps an event loop running in this one
+        with concurrent.futures.ThreadPoolExecutor(1) as thread:
+            seen = thread.submit(asyncio.run, run("command -v python grader")).result()
     finally:
         lab.api(f"/api/terminals/{terminal['name']}", method="DELETE")
     venv = str(ROOT / ".venv" / "bin")
     assert f"{venv}/python" in seen and f"{venv}/grader" in seen, seen
+
+
+def test_the_class_report_and_a_feedback_page_show_in_the_browser(browser, tmp_path: Path) -> None:
+    """``grader report`` on a batch of 32: class.html's plot is drawn and its tables are there; a feedback page too."""
+    from test_classview import class_of
+    from test_grader_mistakes import with_wrong_answers
+
+    from grader.__main__ import main
+    from grader.notebooks import dumps
+
+    (tmp_path / "subs").mkdir()
+    (tmp_path / "source.ipynb").write_text(dumps(with_wrong_answers()), encoding="utf-8")
+    for name, nb in class_of().items():
+        (tmp_path / "subs" / f"{name}.ipynb").write_text(dumps(nb), encoding="utf-8")
+    graded = subprocess.run([sys.executable, "-m", "grader", "batch", str(tmp_path / "subs"), "--source",
+                             str(tmp_path / "source.ipynb"), "--out", str(tmp_path / "out"), "--workers", "2",
+                             "--timeout", "10"], capture_output=True, text=True, timeout=600)
+    assert "32 graded, 0 with errors" in graded.stdout, graded.stdout + graded.stderr  # as a command: Playwright
+    assert main(["report", str(tmp_path / "out")]) == 0  # holds an event loop in this thread
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    try:
+        page.goto((tmp_path / "out" / "class.html").as_uri())
+        plot = page.locator("#score-plot")
+        plot.wait_for()
+        assert plot.evaluate("img => img.complete && img.naturalWidth > 300 && img.naturalHeight > 100")
+        assert page.locator("#exercises tr").count() == 3  # the header, quote_total and charge
+        assert "8 × charge_wrong_full_price" in page.locator("#exercises").inner_text()
+        assert page.locator("#similar tr").count() == 3 and page.locator("#times tr").count() == 33
+        page.screenshot(path=ARTIFACTS / "class.png", full_page=True)
+        page.goto((tmp_path / "out" / "feedback" / "full0.html").as_uri())
+        assert page.locator("tr.fallo").count() == 1
+        assert "Tu respuesta se comporta como este error habitual" in page.locator(".error-habitual").inner_text()
+        page.locator("a[href='#test-test_charge']").first.click()
+        assert page.evaluate("location.hash") == "#test-test_charge"
+    finally:
+        page.close()

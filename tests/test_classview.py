@@ -1,0 +1,124 @@
+"""The instructor's class view: ``grader report GRADES_DIR`` on a batch of 32 submissions, nothing run again.
+
+The batch (module fixture) grades the fixture source with two wrong answers written down for
+``charge`` (tests/test_grader_mistakes.py) against: 12 right answers, 8 that charge the full
+price, 6 that return 3000 for every price, a pair that copied the same unusual answer, 2 that
+also read the calling frame (suspicious), 1 with a test cell edited (restored) and 1 blank.
+"""
+
+import csv
+import json
+import re
+from pathlib import Path
+
+import pytest
+from fixture_submissions import RIGHT_CHARGE, cell_of, submission
+from test_grader_mistakes import ALWAYS_3000, FULL_PRICE, with_wrong_answers
+
+from grader.__main__ import main
+from grader.batch import batch
+from grader.classview import fingerprints, similar_pairs, student_of
+from grader.execute import Limits
+from grader.generate import student_version
+from grader.notebooks import dumps
+
+pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
+
+COPIED = ("def charge(price_cents):\n    mitad = 0\n    for _ in range(price_cents):\n        mitad += 1\n"
+          "    return (mitad - mitad % 2) // 2 if mitad % 2 == 0 else price_cents // 2")
+FRAME_READING = "import sys\n_frame = sys._getframe()"
+
+
+def class_of():
+    """Submission name -> notebook, 32 of them."""
+    subs = {f"right{i:02d}": submission(charge=RIGHT_CHARGE) for i in range(12)}
+    subs |= {f"full{i}": submission(charge=FULL_PRICE) for i in range(8)}
+    subs |= {f"const{i}": submission(charge=ALWAYS_3000) for i in range(6)}
+    subs |= {"copy_a": submission(charge=COPIED), "copy_b": submission(charge=COPIED)}
+    subs |= {f"frames{i}": submission(attack=FRAME_READING, charge=RIGHT_CHARGE) for i in range(2)}
+    edited = submission(charge=RIGHT_CHARGE)
+    cell_of(edited, "test_charge").source += "\n# cambiado"
+    subs["edited"] = edited
+    subs["blank"] = student_version(with_wrong_answers())
+    return subs
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    root = tmp_path_factory.mktemp("class")
+    (root / "source.ipynb").write_text(dumps(with_wrong_answers()), encoding="utf-8")
+    (root / "subs").mkdir()
+    for name, nb in class_of().items():
+        (root / "subs" / f"{name}.ipynb").write_text(dumps(nb), encoding="utf-8")
+    rows = batch(root / "subs", root / "source.ipynb", root / "out", workers=2, limits=Limits(cell_timeout=10),
+                 progress=False)
+    assert len(rows) == 32 and all(row["status"] == "graded" for row in rows)
+    assert main(["report", str(root / "out")]) == 0
+    return root / "out"
+
+
+def test_the_class_page_has_the_plot_the_tables_and_the_flags(graded):
+    page = (graded / "class.html").read_text(encoding="utf-8")
+    assert "32 of 32 submissions graded" in page
+    assert re.search(r'<img id="score-plot" alt="score distribution" src="data:image/png;base64,[A-Za-z0-9+/=]{200,}"',
+                     page)
+    charge = re.search(r"<tr[^>]*><td>charge</td><td class=\"n\">(\d+)/32</td><td>(.*?)</td></tr>", page, re.S)
+    assert charge is not None and charge.group(1) == "17"  # 12 right, the copied pair, the 2 renaming, the edited
+    assert "8 × <code>charge_wrong_full_price</code>: Cobrar el precio entero." in charge.group(2)
+    assert "6 × <code>charge_wrong_constant</code>" in charge.group(2)
+    assert "<td>test_charge</td><td>charge</td><td class=\"n\">17/32</td>" in page
+    flagged = page.split('<section id="flagged">')[1].split("</section>")[0]
+    assert all(f"frames{i}.ipynb" in flagged for i in range(2)) and "edited.ipynb" in flagged
+    assert "right00.ipynb" not in flagged
+    similar = page.split('<section id="similar">')[1].split("</section>")[0]
+    assert "<td>copy_a.ipynb</td><td>copy_b.ipynb</td><td class=\"n\">100 %</td>" in similar
+    assert "<td>frames0.ipynb</td><td>frames1.ipynb</td>" in similar  # the same unusual code, in two only
+    assert similar.count("<tr>") == 3  # the header and those pairs: 12 alike right answers are the expected answer
+    times = page.split('<section id="times">')[1]
+    assert times.count("<tr>") == 33
+
+
+def test_the_gradebooks_have_one_row_per_student(graded):
+    with (graded / "canvas.csv").open(encoding="utf-8", newline="") as handle:
+        canvas = list(csv.reader(handle))
+    assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "source"]
+    assert canvas[1] == ["Points Possible", "", "", "", "", "5"]
+    rows = {row[0]: row for row in canvas[2:]}
+    assert len(rows) == 32 and rows["right00"] == ["right00", "", "", "right00", "", "5"]
+    assert rows["full0"][-1] == "3" and rows["blank"][-1] == "0"
+    with (graded / "moodle.csv").open(encoding="utf-8", newline="") as handle:
+        moodle = list(csv.reader(handle))
+    assert moodle[0] == ["username", "source"] and ["const0", "3"] in moodle and len(moodle) == 33
+
+
+def test_the_report_reads_the_reports_and_runs_nothing(graded, monkeypatch):
+    import grader.api
+
+    def no_running(*args, **kwargs):
+        raise AssertionError("grader report ran a notebook")
+
+    monkeypatch.setattr(grader.api, "execute", no_running)
+    before = (graded / "class.html").read_bytes()
+    assert main(["report", str(graded)]) == 0
+    assert (graded / "class.html").read_bytes() == before  # the same reports, the same page
+    saved = json.loads((graded / "reports" / "copy_a.json").read_text(encoding="utf-8"))
+    assert saved["report"]["answers"]["charge"] == COPIED
+
+
+def test_similarity_ignores_names_and_layout_and_what_many_wrote():
+    renamed = COPIED.replace("mitad", "half").replace("    ", "  ")
+    assert fingerprints(COPIED) == fingerprints(renamed) and fingerprints(COPIED)
+    answers = {"a": COPIED, "b": renamed, "c": RIGHT_CHARGE}
+    assert similar_pairs(answers, 0.8) == [("a", "b", 1.0)]
+    crowd = {f"s{i}": COPIED for i in range(10)}
+    assert similar_pairs(crowd, 0.8) == []  # the same answer in every submission: the expected one, not a copy
+
+
+def test_the_student_is_the_first_folder_or_the_file_name():
+    assert student_of("alice/03_handoff.ipynb") == "alice" and student_of("bob.ipynb") == "bob"
+
+
+def test_report_on_a_folder_without_reports_is_one_line(tmp_path, capsys):
+    assert main(["report", str(tmp_path)]) == 2
+    assert "reports does not exist: pass the --out folder of a batch" in capsys.readouterr().err
+    assert not any(Path(tmp_path).iterdir())
