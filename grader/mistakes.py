@@ -90,7 +90,7 @@ def behaviour(run: CellRun | None) -> list[Any]:
             parts.append(None)
             continue
         reports = parse_reports(part.reports)
-        values = None if reports is None else sorted([r.check, r.actual] for r in reports)
+        values = None if reports is None else sorted(([r.check, r.actual] for r in reports), key=lambda v: v[0])
         parts.append([part.status, part.ename, values])
     return parts
 
@@ -143,8 +143,10 @@ def name_mistakes(table: dict[str, list[dict[str, Any]]], owned: dict[str, list[
     """The written-down wrong answers each exercise in ``lost`` behaves exactly like (``runs`` by test grade_id)."""
     named = []
     for exercise in sorted(lost):
+        if not table.get(exercise):
+            continue
         mine = [behaviour(runs.get(gid)) for gid in owned.get(exercise, [])]
-        for entry in table.get(exercise, []):
+        for entry in table[exercise]:
             if entry["behaviour"] == mine:
                 named.append(Mistake(**{k: v for k, v in entry.items() if k != "behaviour"}))
     return named

@@ -65,7 +65,7 @@ def test_a_wrong_answer_is_named_with_its_explanation_in_the_report_and_the_page
     page = feedback_html(report, nb)
     assert "error habitual" in page and text.split("**")[1] in page
     assert Report.from_dict(json.loads(report.to_json())).mistakes == report.mistakes
-    assert f"error reconocido en charge: {text.split('**')[1]} ({gid})" in report.table()
+    assert f"error reconocido en charge: {text.replace('**', '')} ({gid})" in report.table()
 
 
 @pytest.mark.parametrize("charge", [RIGHT_CHARGE, "def charge(price_cents):\n    return price_cents >> 1"],
@@ -114,3 +114,14 @@ def test_a_source_without_written_down_answers_names_nothing():
     report, _ = grade_notebooks(source, submission(charge=FULL_PRICE), limits=LIMITS)
     assert report.score < report.max_score and report.mistakes == []
     assert mistake_table(copy.deepcopy(source), student_version(source)) == {}
+
+
+def test_forged_reports_with_a_check_twice_are_only_data(source):
+    """Untrusted reports that repeat a check (unsortable values) fail the test and name nothing; grading goes on."""
+    forged = ('def charge(price_cents):\n    from IPython.display import publish_display_data\n'
+              '    from grader.values import encode\n    for value in (1, 2):\n'
+              '        publish_display_data({"application/vnd.handoffs-grader.check+json":\n'
+              '                              {"check": 0, "actual": encode({"v": value}), "what": "x"}})\n'
+              '    return price_cents')
+    report, _ = graded(source, forged)
+    assert report.score < report.max_score and report.mistakes == []
