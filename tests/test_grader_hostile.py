@@ -298,7 +298,8 @@ def test_the_feedback_page_stays_small(tmp_path):
     from grader.report import PAGE_CHARS, Report, feedback_html
 
     nb = new_notebook(cells=[new_code_cell("x", outputs=[nbformat.v4.new_output("stream", name="stdout",
-                                                                              text="q" * 200_000)])] * 20)
+                                                                              text="q" * 200_000)])
+                             for _ in range(20)])
     page = feedback_html(Report("a.ipynb", "s.ipynb"), nb)
     assert len(page) < PAGE_CHARS + 20_000
     assert "caracteres omitidos: el límite de tamaño de la página" in page

@@ -23,6 +23,7 @@ import pytest
 from visible_grading import ROOT, grade_replacements
 
 from grader.metadata import grade_id, is_manual
+from grader.mistakes import wrong_answers
 from grader.notebooks import read_notebook
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
@@ -133,7 +134,7 @@ def test_wrong_answer_loses_points(path, target, text, graded):
 def test_wrong_answer_is_named_as_itself(path, target, text, graded):
     """Graded as a submission, a written-down wrong answer gets its own explanation (``grader.mistakes``)."""
     report = graded[_name(path, target, text)]
-    own = next(cell.metadata["nbgrader"]["grade_id"] for cell in read_notebook(path).cells if cell.source == text)
+    own = next(answer.id for answer in wrong_answers(read_notebook(path)) if answer.code == CODE.search(text).group(1))
     named = [m["id"] for m in report["mistakes"]]
     assert own in named, f"{path.name}: the wrong answer {own} for {target} is named as {named or 'nothing'}"
 
