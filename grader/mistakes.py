@@ -90,7 +90,7 @@ def behaviour(run: CellRun | None) -> list[Any]:
             parts.append(None)
             continue
         reports = parse_reports(part.reports)
-        values = None if reports is None else sorted(([r.check, r.actual] for r in reports), key=lambda v: v[0])
+        values = None if reports is None else [[r.check, r.actual] for r in sorted(reports, key=lambda r: r.check)]
         parts.append([part.status, part.ename, values])
     return parts
 
