@@ -76,7 +76,7 @@ class Reaper(threading.Thread):
             return os.getpid(), [str(ts.key) for ts in dask_worker.state.executing]
 
         with Client(self.address, set_as_default=False, timeout=10) as client:
-            deadline = time.monotonic() + 120
+            deadline = time.monotonic() + 600  # a bound only: a loaded machine restarts workers slowly; stop ends it
             while not self.stop.is_set() and len(self.killed) < self.times and time.monotonic() < deadline:
                 states = client.run(executing, on_error="ignore")
                 for pid, keys in states.values():
