@@ -15,7 +15,7 @@ from .generate import student_version
 from .hidden import Scrubber
 from .kernels.supply import KernelSupply
 from .messages import Message, Say, say
-from .metadata import exercise_of, grade_id, is_manual, is_protected, is_solution, is_test, points, type_problems
+from .metadata import grade_id, is_manual, is_protected, is_solution, is_test, points, type_problems
 from .mistakes import mistake_table, name_mistakes, tests_of
 from .notebooks import UnusableNotebook, read_notebook
 from .reference import Reference, reference_for, reported
@@ -37,7 +37,8 @@ def _results(source: NotebookNode, assembly: Assembly, runs: list[CellRun], code
     exercises which lost points behave like (``mistakes`` runs their table when the reference has none)."""
     report_parts: dict[str, list] = {"exercises": [], "solution_errors": [], "other_errors": [], "mistakes": []}
     test_cells = {grade_id(c): c for c in source.cells if is_test(c)}
-    exercises = [gid for c in source.cells if is_solution(c) and (gid := grade_id(c))]
+    owned = tests_of(source)
+    exercise_of_test = {gid: exercise for exercise, gids in owned.items() for gid in gids}
     kinds = {index: gid for gid, index in assembly.positions.items()}
     for run in sorted(runs, key=lambda run: run.index):
         gid = kinds.get(run.index)
@@ -48,11 +49,10 @@ def _results(source: NotebookNode, assembly: Assembly, runs: list[CellRun], code
             message = feedback if isinstance(feedback, Message) else None
             report_parts["exercises"].append(TestResult(gid, worth if status == "passed" else 0.0, worth, status,
                                                         message.english() if message else str(feedback), message,
-                                                        exercise_of(gid, exercises) or ""))
+                                                        exercise_of_test.get(gid, "")))
         elif not run.ok:
             kind = "solution_errors" if gid and is_solution(cell) else "other_errors"
             report_parts[kind].append({"cell": run.index, "grade_id": gid, "error": run.summary})
-    owned = tests_of(source)
     failed = {r.grade_id for r in report_parts["exercises"] if r.points < r.max_points}
     lost = {exercise for exercise, gids in owned.items() if failed & set(gids)}
     if lost and mistakes is not None:

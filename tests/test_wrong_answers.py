@@ -16,19 +16,17 @@ exercise has the first three kinds and a correct variant.
 """
 
 import hashlib
-import re
 from pathlib import Path
 
 import pytest
 from visible_grading import ROOT, grade_replacements
 
 from grader.metadata import grade_id, is_manual
-from grader.mistakes import wrong_answers
+from grader.mistakes import CODE, wrong_answers
 from grader.notebooks import read_notebook
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
 
-CODE = re.compile(r"```python\n(.*?)```", re.DOTALL)
 
 # Known debt, to be paid by the second edition of lessons 01-04: wrong answers only the hidden
 # tests catch (strict: fixing one fails the test until its entry is removed here).
