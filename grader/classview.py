@@ -151,13 +151,14 @@ class ClassView:
 
 
 def _plot(percentages: list[float]) -> str:
-    """The score distribution as a PNG, base64 (the same bytes for the same scores)."""
-    import matplotlib
+    """The score distribution as a PNG, base64 (the same bytes for the same scores).
 
-    matplotlib.use("Agg")
-    from matplotlib import pyplot
+    A bare ``Figure``, as matplotlib advises for web servers: no pyplot, no backend, no global state.
+    """
+    from matplotlib.figure import Figure
 
-    figure, axes = pyplot.subplots(figsize=(6, 2.6), dpi=100)
+    figure = Figure(figsize=(6, 2.6), dpi=100)
+    axes = figure.subplots()
     axes.hist(percentages, bins=list(range(0, 101, 10)), color="#4a7ab5", edgecolor="white")
     axes.set_xlabel("score (% of the autograded points)")
     axes.set_ylabel("submissions")
@@ -165,7 +166,6 @@ def _plot(percentages: list[float]) -> str:
     figure.tight_layout()
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", metadata={"Software": None})
-    pyplot.close(figure)
     return base64.b64encode(buffer.getvalue()).decode()
 
 

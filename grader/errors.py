@@ -3,7 +3,7 @@
 A failing cell, a tampered test or a dead kernel are not exceptions: they are marks in a
 report. ``GraderError`` is for what stops a command: an unusable notebook, a source that
 is not a course notebook, a missing file or folder, an external tool that failed. The one
-deliberate exception outside it is ``AssertionError`` from ``assert_same``: a failing test.
+deliberate exception outside it is ``assert_same``'s ``CheckFailed``, an ``AssertionError``: a failing test.
 """
 
 

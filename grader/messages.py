@@ -24,6 +24,8 @@ class Say(StrEnum):
     TRUNCATED_MESSAGE = "truncated-message"
     HIDDEN_MASK = "hidden-mask"
     VISIBLE_ONLY = "visible-only"
+    RAISED_IN = "raised-in"
+    RAISED_AT = "raised-at"
 
 
 CATALOG: dict[Say, tuple[str, str]] = {  # (English, Spanish)
@@ -46,6 +48,8 @@ CATALOG: dict[Say, tuple[str, str]] = {  # (English, Spanish)
     Say.VISIBLE_ONLY: ("graded on the visible tests only (a student release has no solutions and no hidden tests)",
                        "calificado solo con los tests visibles (una entrega para estudiantes no tiene soluciones ni "
                        "tests ocultos)"),
+    Say.RAISED_IN: ("{error} (in {function}, line {line}: {code})", "{error} (en {function}, línea {line}: {code})"),
+    Say.RAISED_AT: ("{error} (line {line} of the cell: {code})", "{error} (línea {line} de la celda: {code})"),
 }
 
 

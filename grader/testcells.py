@@ -54,6 +54,7 @@ class KernelCode:
     visible: str
     hidden: str
     checks: tuple[Check, ...]
+    lines: tuple[str, ...] = ()  # the visible part's own lines, as the student reads them
 
     @property
     def hidden_checks(self) -> frozenset[int]:
@@ -210,11 +211,11 @@ def rewrite(source: str, *, expected: bool = False, keep: frozenset[str] = froze
     code = "".join(pieces) + source[end:]
     code_lines = code.split("\n")
     if not markers:
-        return KernelCode(code, "", tuple(checks))
+        return KernelCode(code, "", tuple(checks), tuple(lines))
     begin_line, end_line = markers
     visible = "\n".join(code_lines[:begin_line - 1])
     hidden_code = "\n" * begin_line + "\n".join(code_lines[begin_line:end_line - 1])
-    return KernelCode(visible, hidden_code, tuple(checks))
+    return KernelCode(visible, hidden_code, tuple(checks), tuple(lines[:begin_line - 1]))
 
 
 def _dropped(tree: ast.Module, unsent: list[ast.expr], keep: frozenset[str]) -> list[ast.stmt]:

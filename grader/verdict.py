@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from .execute import CellRun
 from .messages import Message, Say, say
 from .testcells import KernelCode
+from .tracebacks import raised_at
 from .values import Node, difference
 
 STATUS = {"ok": "passed", "error": "failed", "timeout": "timeout", "died": "died", "not-run": "not-run"}
@@ -57,7 +58,7 @@ def judge(code: KernelCode, run: CellRun, expected: dict[int, Node]) -> tuple[st
     """(status, feedback) of a test cell from its run and the expected value of each check: one line, or one of
     the grader's own messages (``grader.messages``)."""
     if not run.ok:
-        return STATUS[run.status], run.message or run.summary
+        return STATUS[run.status], run.message or raised_at(run.summary, run.traceback, code.lines) or run.summary
     visible = [c.index for c in code.checks if not c.hidden]
     hidden = [c.index for c in code.checks if c.hidden]
     found = _part(run.reports, visible)

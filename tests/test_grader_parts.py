@@ -420,3 +420,49 @@ def test_a_path_of_the_wrong_kind_is_refused_before_any_grading(tmp_path):
     assert taken.read_text(encoding="utf-8") == "mine"
     done = cli("grade", str(alice), "--source", str(tmp_path))
     assert done.returncode == 2 and f"--source {tmp_path} is a folder" in done.stderr and "--solutions" in done.stderr
+
+
+def test_an_error_names_the_students_own_line_never_the_graders_or_a_hidden_one(tmp_path):
+    """The row of a test whose call raised quotes the deepest line of a notebook cell: the student's helper, or the
+    test's own line as the student reads it (not the probe the kernel ran); a hidden part's error gives no line."""
+    from fixture_submissions import submission
+
+    path = tmp_path / "alice.ipynb"
+    # added after the two lines of the right answer: the helper's line is line 4 of the cell
+    quote = 'def _hours(h):\n    return {1: 1, 3: 3}[h]\n\ndef quote_total(hours):\n    return 2000 * _hours(hours)'
+    path.write_text(dumps(submission(attack=quote, charge="charge = None")), encoding="utf-8")
+    report = tmp_path / "alice.json"
+    done = cli("grade", str(path), "--source", str(SOURCE), "--timeout", "10", "--json", str(report))
+    assert done.returncode == 0, done.stderr
+    rows = {line.split()[0]: line for line in done.stdout.splitlines()[1:-1]}
+    assert rows["test_quote_total_more"].endswith("fallido   KeyError en un test oculto")  # hidden: no line, no value
+    assert rows["test_charge"].endswith(
+        "TypeError: 'NoneType' object is not callable (línea 2 de la celda: assert_same(charge(6000), 3000))")
+    assert "superado" in rows["test_quote_total"]
+    results = {r["grade_id"]: r for r in json.loads(report.read_text(encoding="utf-8"))["exercises"]}
+    assert results["test_charge"]["feedback"] == (
+        "TypeError: 'NoneType' object is not callable (line 2 of the cell: assert_same(charge(6000), 3000))")
+    assert "probe" not in done.stdout and "probe" not in report.read_text(encoding="utf-8")
+    path.write_text(dumps(submission(attack=quote.replace("3: 3", "5: 5"))), encoding="utf-8")
+    row = next(line for line in cli("grade", str(path), "--source", str(SOURCE), "--timeout", "10").stdout.splitlines()
+               if line.startswith("test_quote_total "))
+    assert row.endswith("KeyError: 3 (en _hours, línea 4: return {1: 1, 5: 5}[h])")
+
+
+def test_a_failed_check_in_the_students_own_jupyter_shows_the_tests_line_without_the_graders_frames():
+    """In the student's own kernel, a failing assert_same reads as an AssertionError at the test's line."""
+    from jupyter_client.manager import start_new_kernel
+
+    manager, client = start_new_kernel(kernel_name="python3", cwd=str(Path(__file__).parents[1]))
+    try:
+        client.execute_interactive("from grader import assert_same\ndef f(x):\n    return [x, {'a': 2}]", timeout=60)
+        reply = client.execute_interactive('"""Un test."""\nassert_same(f(1), [1, {"a": 1}], "la lista")',
+                                           timeout=60, output_hook=lambda msg: None)
+    finally:
+        manager.shutdown_kernel(now=True)
+    from grader.tracebacks import ANSI
+
+    shown = ANSI.sub("", "\n".join(reply["content"]["traceback"]))
+    assert 'assert_same(f(1), [1, {"a": 1}], "la lista")' in shown
+    assert shown.rstrip().endswith("AssertionError: la lista[1]['a']: se esperaba 1, se obtuvo 2")
+    assert "asserts.py" not in shown and "in _same" not in shown and "skipping hidden" not in shown
