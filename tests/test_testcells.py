@@ -118,3 +118,28 @@ def test_a_name_read_only_by_a_hidden_checks_description_never_reaches_the_kerne
     code = rewrite(cell)
     assert "caso-secreto" not in code.hidden and "label" not in code.hidden
     assert "caso-secreto" in rewrite(cell, expected=True).hidden  # the reference run has it
+
+
+def test_the_line_of_an_error_is_read_from_cell_frames_only_and_quoted_as_the_student_reads_it():
+    """``raised_at`` reads IPython's frames (colours and all): the deepest cell frame wins; a test cell's own line
+    is quoted from the visible part the student reads (never the probe the kernel ran, never a hidden line);
+    anything else, a library frame or a traceback that is not IPython's, gives no line."""
+    from grader.tracebacks import raised_at
+
+    code = rewrite('assert_same(f(1), 2, "uno")\n### BEGIN HIDDEN TESTS\nassert_same(f(3), 4)\n### END HIDDEN TESTS')
+    kernel_line = code.visible.split("\n")[0]
+    frames = ["\x1b[31m-----\x1b[39m", "\x1b[31mKeyError\x1b[39m    Traceback (most recent call last)",
+              f"\x1b[36mCell\x1b[39m\x1b[36m \x1b[39m\x1b[32mIn[7]\x1b[39m\x1b[32m, line 1\x1b[39m\n"
+              f"\x1b[32m----> \x1b[39m\x1b[32m1\x1b[39m {kernel_line}\n",
+              "Cell In[3], line 2, in f(x)\n      1 def f(x):\n----> 2     return {}[x]\n",
+              "File ~/lib/python3.11/json/__init__.py:346, in loads(s)\n--> 346     return decode(s)\n",
+              "\x1b[31mKeyError\x1b[39m: 1"]
+    deepest = raised_at("KeyError: 1", frames, code.lines)
+    assert deepest is not None and deepest.spanish() == "KeyError: 1 (en f, línea 2: return {}[x])"
+    own = raised_at("KeyError: 1", frames[:3], code.lines)
+    assert own is not None and own.english() == 'KeyError: 1 (line 1 of the cell: assert_same(f(1), 2, "uno"))'
+    assert "probe" in kernel_line and code.lines == ('assert_same(f(1), 2, "uno")',)
+    forged = ["Cell In[7], line 3\n----> 3 whatever the kernel says\n"]  # line 3 is hidden: not quoted from it
+    assert raised_at("E", forged, code.lines).spanish() == "E (línea 3 de la celda: whatever the kernel says)"
+    assert raised_at("E", frames[-2:], code.lines) is None
+    assert raised_at("E", ["Cell In[1], line x", "", "\x1b[", "----> 1 y"], code.lines) is None
