@@ -251,7 +251,10 @@ def test_dropping_an_internal_message_never_orphans_a_tool_result():
                 user([tool_result_block("x", "nota interna"), text_block("¿y?")]), assistant(text_block("sigo"))]
     out = drop_system_prompts()(messages)
     assert pairing_problems(out) == [] and "nota interna" not in json.dumps(out)
-    assert out == [user("hola"), user([text_block("¿y?")]), assistant(text_block("sigo"))]
+    # the two user messages the removal brought side by side become one: roles still alternate
+    assert out == [user([text_block("hola"), text_block("¿y?")]), assistant(text_block("sigo"))]
+    side_by_side = [user("a"), user("b"), {**assistant(text_block("interno")), "internal": True}, user("c")]
+    assert drop_system_prompts()(side_by_side) == [user("a"), user([text_block("b"), text_block("c")])]
     results_internal = [user("hola"), assistant(tool_use_block("x", "f", {})),
                         {**user([tool_result_block("x", "r")]), "internal": True}, assistant(text_block("fin"))]
     assert drop_system_prompts()(results_internal) == [user("hola"), assistant(text_block("fin"))]

@@ -280,13 +280,16 @@ def redact_secrets(patterns: Iterable[str] = DEFAULT_SECRET_PATTERNS) -> Filter:
 
 
 def drop_system_prompts() -> Filter:
-    """Remove system messages and anything marked ``"internal": true``; drop messages left empty, and split pairs."""
+    """Remove system messages and anything marked ``"internal": true``; drop messages left empty, and join two
+    messages of one role that the removal brings side by side, as ``drop_tool_calls`` does."""
     def run(messages: Messages) -> Messages:
+        for position, m in enumerate(messages):
+            m[_POSITION] = position
         kept = [m for m in messages if m.get("role") != "system" and not m.get("internal")]
         for m in kept:
             if isinstance(m.get("content"), list):
                 m["content"] = [b for b in m["content"] if not (b.get("type") == "text" and b.get("internal"))]
-        return _without_empty(kept)
+        return _join_gaps(_without_empty(kept))
     return Filter("drop_system_prompts", run)
 
 
