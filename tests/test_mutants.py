@@ -39,26 +39,11 @@ EQUIVALENT: dict[str, str] = {
 }
 
 # Holes: the visible tests do not catch these mutants (strict: closing a hole fails the test until its entry goes).
-# Most are ``==`` -> ``is`` on names: every visible test builds its names from the same literals, which
-# CPython interns, so identity holds; names read from JSON (``json.loads``) would expose them.
-NOT_CAUGHT_BY_VISIBLE_TESTS: set[str] = {
-    "01:ownership_timeline: if agent != owner: => if agent is not owner:",
-    # 77 of 180 tokens is 42.8 %, 101/100 of it 43.2 %: both round to 43; no visible ratio sits near a .5
-    "02:token_percent: return round(100 * estimate_tokens(package.to_json()) / estimate_tokens(transcript)) => "
-    "return round(101 * estimate_tokens(package.to_json()) / estimate_tokens(transcript))",
-    '03:find_handoff: if block["name"] == HANDOFF_TOOL_NAME: => if block[\'name\'] is HANDOFF_TOOL_NAME:',
-    '03:handoff_answers: if block["name"] == HANDOFF_TOOL_NAME: => if block[\'name\'] is HANDOFF_TOOL_NAME:',
-    # an int compared by identity: equal versions from two sources (JSON, arithmetic) above 256 are different objects
-    "06:validate_mini: if package[\"state_version\"] != receiver[\"state_version\"]: => "
-    "if package['state_version'] is not receiver['state_version']:",
-    "07:drop_superseded: if any(name == later_name and given == later_input for _, later_name, later_input in "
-    "calls[k + 1:])} => if any(name is later_name and given == later_input for _, later_name, later_input in "
-    "calls[k + 1:])}",
-    # the statement names "needs-review" as a valid state; no visible contract has it
-    '05:weak_blocks: if data.get("confirmed_state") not in ("ready", "blocked", "needs-review") or not any(text(f) '
-    'for f in verified): => if data.get("confirmed_state") not in ("ready", "blocked", "") or not any(text(f) '
-    'for f in verified):',
-}
+# None left: the last seven (``==`` -> ``is`` on names and on an int above 256, a rounding, a state no visible contract
+# had) were closed by visible inputs read from JSON, a ratio that 101 % rounds up (25 of 80 tokens) and a needs-review
+# contract. A new hole goes in the set as its key, with a comment saying why the visible tests miss it:
+#     "NN:<grade_id>: <old line> => <new line>",
+NOT_CAUGHT_BY_VISIBLE_TESTS: set[str] = set()
 
 ALL = [m for lesson in lessons() for m in lesson_mutants(lesson)]
 GRADED = [pytest.param(m, id=f"{m.path.stem}|{m.key[3:]}",
