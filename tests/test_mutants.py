@@ -18,6 +18,8 @@ its solution graded in 35 s at load 1.7, about 0.7 s a submission. With N = 12 t
 (~400 s at that rate), with N = 8 386 (~285 s; measured: 969 s at load 14-19, 374 killed), with N = 6 294
 (~220 s): N = 6. Measured at N = 6 under load 14-16: ``pytest tests/test_mutants.py`` 285 passed, 7 xfailed
 in 660 s; after merging main, in two runs at load 5-7: 283 killed, 7 xfailed in 174 + 155 s.
+With the last 7 holes closed (NOT_CAUGHT_BY_VISIBLE_TESTS empty), lessons 01, 02, 03, 05, 06 and 07 at load 7:
+157 mutants killed (and the two list checks) in 281 s.
 The N = 6 mutants are a subset of the N = 8 ones (see mutation.py), all classified.
 """
 
@@ -39,26 +41,11 @@ EQUIVALENT: dict[str, str] = {
 }
 
 # Holes: the visible tests do not catch these mutants (strict: closing a hole fails the test until its entry goes).
-# Most are ``==`` -> ``is`` on names: every visible test builds its names from the same literals, which
-# CPython interns, so identity holds; names read from JSON (``json.loads``) would expose them.
-NOT_CAUGHT_BY_VISIBLE_TESTS: set[str] = {
-    "01:ownership_timeline: if agent != owner: => if agent is not owner:",
-    # 77 of 180 tokens is 42.8 %, 101/100 of it 43.2 %: both round to 43; no visible ratio sits near a .5
-    "02:token_percent: return round(100 * estimate_tokens(package.to_json()) / estimate_tokens(transcript)) => "
-    "return round(101 * estimate_tokens(package.to_json()) / estimate_tokens(transcript))",
-    '03:find_handoff: if block["name"] == HANDOFF_TOOL_NAME: => if block[\'name\'] is HANDOFF_TOOL_NAME:',
-    '03:handoff_answers: if block["name"] == HANDOFF_TOOL_NAME: => if block[\'name\'] is HANDOFF_TOOL_NAME:',
-    # an int compared by identity: equal versions from two sources (JSON, arithmetic) above 256 are different objects
-    "06:validate_mini: if package[\"state_version\"] != receiver[\"state_version\"]: => "
-    "if package['state_version'] is not receiver['state_version']:",
-    "07:drop_superseded: if any(name == later_name and given == later_input for _, later_name, later_input in "
-    "calls[k + 1:])} => if any(name is later_name and given == later_input for _, later_name, later_input in "
-    "calls[k + 1:])}",
-    # the statement names "needs-review" as a valid state; no visible contract has it
-    '05:weak_blocks: if data.get("confirmed_state") not in ("ready", "blocked", "needs-review") or not any(text(f) '
-    'for f in verified): => if data.get("confirmed_state") not in ("ready", "blocked", "") or not any(text(f) '
-    'for f in verified):',
-}
+# None left: the last seven (``==`` -> ``is`` on names and on an int above 256, a rounding, a state no visible contract
+# had) were closed by visible inputs read from JSON, a ratio that 101 % rounds up (25 of 80 tokens) and a needs-review
+# contract. A new hole goes in the set as its key, with a comment saying why the visible tests miss it:
+#     "NN:<grade_id>: <old line> => <new line>",
+NOT_CAUGHT_BY_VISIBLE_TESTS: set[str] = set()
 
 ALL = [m for lesson in lessons() for m in lesson_mutants(lesson)]
 GRADED = [pytest.param(m, id=f"{m.path.stem}|{m.key[3:]}",
