@@ -267,7 +267,8 @@ def submission_name(mutant: Mutant) -> str:
 
 def grade(mutants: list[Mutant], root: Path, cell_timeout: float = 10) -> dict[str, bool]:
     """Whether each mutant (by key) is killed; all of them must come from one lesson (one batch), with the
-    unchanged solution graded alongside as the score to beat."""
+    unchanged solution graded alongside as the score to beat (it must earn full marks, or nothing is judged).
+    A slow lesson's cells get longer (``visible_grading.SLOW_SETUP``)."""
     if not mutants:
         return {}
     path = mutants[0].path
@@ -276,7 +277,10 @@ def grade(mutants: list[Mutant], root: Path, cell_timeout: float = 10) -> dict[s
     first_target, first_source = exercises(path)[0]
     submissions[f"{path.stem}__baseline"] = (path, first_target, first_source)
     reports = grade_replacements(root, submissions, visible=True, cell_timeout=cell_timeout)
-    best = reports[f"{path.stem}__baseline"]["score"]
+    baseline = reports[f"{path.stem}__baseline"]
+    best = baseline["score"]
+    assert best == baseline["max_score"], f"{path.name}: the unchanged solution scored {best} of " \
+                                           f"{baseline['max_score']} (a cell timed out?): no mutant can be judged"
     return {m.key: reports[submission_name(m)]["score"] < best for m in mutants}
 
 

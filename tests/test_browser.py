@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
 GUIDED = "work/guided/01_handoff_vs_router.ipynb"  # four Mermaid diagrams, two raises-exception cells
 EXERCISES = "work/exercises/03_handoff_pseudo_tool.ipynb"
+FRAMEWORKS = "work/guided/12_frameworks.ipynb"  # the real SDKs in the student's kernel, no key, no network
 KERNEL_SHOWN = "Python 3 (ipykernel)"  # the display name of the venv's standard python3 kernel
 START_TIMEOUT, RUN_TIMEOUT, STOP_TIMEOUT = 60, 90, 20  # seconds
 UI_TIMEOUT = 30_000  # milliseconds, for one step in the browser
@@ -301,6 +302,25 @@ def test_guided_notebook_runs_in_the_browser(browser, lab: Lab) -> None:
         finally:
             page.close()
             lab.stop_kernels()  # no kernel outlives its test
+
+
+def test_the_frameworks_lesson_runs_in_the_browser(browser, lab: Lab) -> None:
+    """Lesson 12 runs the Agents SDK, LangGraph and A2A in the browser's kernel: every cell, no error output."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page = open_notebook(browser, lab, FRAMEWORKS)
+    try:
+        menu(page, "Edit", "Clear Outputs of All Cells")
+        menu(page, "Run", "Run All Cells")
+        wait_executed(page)
+        states = cell_states(page)
+        page.screenshot(path=ARTIFACTS / "frameworks_end.png")
+        code = cells_where(lab.root / FRAMEWORKS, lambda c: c["cell_type"] == "code")
+        assert {s["index"] for s in states if s["code"]} == code, "a code cell of the notebook is missing from the page"
+        assert [int(s["prompt"].strip("[]:")) for s in states if s["code"]] == list(range(1, len(code) + 1))
+        assert not [s["index"] for s in states if s["errors"]], "a cell of lesson 12 wrote to stderr or raised"
+    finally:
+        page.close()
+        lab.stop_kernels()
 
 
 def test_student_notebook_fails_only_in_its_test_cells(browser, lab: Lab) -> None:

@@ -20,6 +20,12 @@ from grader.notebooks import dumps, read_notebook
 ROOT = Path(__file__).resolve().parents[1]
 
 
+# Sources whose set-up cell alone can outlast the default timeout under load: lesson 12 imports the OpenAI
+# Agents SDK, LangGraph and a2a-sdk (about 5 s on a quiet machine, over 20 s at load 7 on 2 cores; a set-up
+# cell that times out fails every test, and a mistake named or a mutant judged on that run means nothing).
+SLOW_SETUP: dict[str, float] = {"12_frameworks": 60.0}
+
+
 def grade_replacements(root: Path, submissions: Mapping[str, tuple[Path, str, str]], visible: bool,
                        cell_timeout: float = 20, name_mistakes: bool = False) -> dict:
     """``submissions``: name -> (solution notebook, grade_id of the cell replaced, its new code). Every one is
@@ -41,6 +47,7 @@ def grade_replacements(root: Path, submissions: Mapping[str, tuple[Path, str, st
         (subs / f"{name}.ipynb").write_text(dumps(submission), encoding="utf-8")
     if not submissions:
         return {}
+    cell_timeout = max([cell_timeout] + [SLOW_SETUP.get(path.stem, 0.0) for path, _, _ in submissions.values()])
     rows = batch(subs, sources, out, workers=2, limits=Limits(cell_timeout=cell_timeout), progress=False,
                  name_mistakes=name_mistakes)
     assert all(row["status"] == "graded" for row in rows), [row for row in rows if row["status"] != "graded"]

@@ -1,0 +1,148 @@
+"""The lesson-12 modules run the real frameworks with scripted steps: no key, no network."""
+
+import asyncio
+import subprocess
+import sys
+
+import pytest
+
+from handoffs.errors import UsageError
+
+
+@pytest.mark.slow  # a subprocess
+def test_the_package_imports_no_framework():
+    code = ("import sys, handoffs, handoffs.frameworks; "
+            "print(sorted(m for m in ('agents', 'langgraph', 'a2a') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_tracing_export_is_disabled_on_import():
+    from agents.tracing import get_trace_provider
+
+    import handoffs.frameworks.agents_sdk  # noqa: F401 - importing it is the point
+
+    provider = get_trace_provider()
+    assert getattr(provider, "_disabled", None) is True
+
+
+def test_a_scripted_model_hands_off_and_records_what_each_agent_saw():
+    from agents import Agent
+
+    from handoffs.frameworks.agents_sdk import ScriptedSDKModel, call, run, text
+
+    infra_model = ScriptedSDKModel("infra", [[text("rollback propuesto")]])
+    infra = Agent("infra", model=infra_model)
+    triage_model = ScriptedSDKModel("triage", [[call("h1", "transfer_to_infra", {})]])
+    triage = Agent("triage", model=triage_model, handoffs=[infra])
+    result = run(triage, "el pago falla")
+    assert result.final_output == "rollback propuesto" and result.last_agent is infra
+    assert triage_model.inputs == [[{"role": "user", "content": "el pago falla"}]]
+    seen = infra_model.inputs[0]
+    assert [item.get("type", "message") for item in seen] == ["message", "function_call", "function_call_output"]
+    assert seen[2] == {"call_id": "h1", "output": '{"assistant": "infra"}', "type": "function_call_output"}
+
+
+def test_a_callable_step_reads_the_input_and_the_script_ends_loudly():
+    from agents import Agent
+
+    from handoffs.frameworks.agents_sdk import ScriptedSDKModel, ScriptExhausted, run, text
+
+    model = ScriptedSDKModel("eco", [lambda items: [text(f"{len(items)} entradas")]])
+    assert run(Agent("eco", model=model), "hola").final_output == "1 entradas"
+    with pytest.raises(ScriptExhausted, match="no tiene un turno 2"):
+        run(Agent("eco", model=model), "otra vez")
+    assert issubclass(ScriptExhausted, UsageError)
+
+
+def test_run_works_inside_a_running_event_loop():
+    """A Jupyter kernel has a loop running; run() still returns the result."""
+    from agents import Agent
+
+    from handoffs.frameworks.agents_sdk import ScriptedSDKModel, run, text
+
+    async def inside() -> str:
+        return run(Agent("a", model=ScriptedSDKModel("a", [[text("ok")]])), "x").final_output
+
+    assert asyncio.run(inside()) == "ok"
+
+
+def test_the_gate_exception_carries_the_decision_and_passes_through_run():
+    from agents import Agent, handoff
+    from pydantic import BaseModel
+
+    from handoffs.frameworks.agents_sdk import HandoffRejected, ScriptedSDKModel, call, run
+    from handoffs.validation import HandoffResult
+
+    class Payload(BaseModel):
+        n: int
+
+    refused = HandoffResult(ok=False, reason="invalid")
+
+    def gate(ctx, payload):
+        raise HandoffRejected("rechazado", refused)
+
+    receiver_model = ScriptedSDKModel("b", [])
+    receiver = Agent("b", model=receiver_model)
+    sender = Agent("a", model=ScriptedSDKModel("a", [[call("h", "transfer_to_b", {"n": 1})]]),
+                   handoffs=[handoff(receiver, on_handoff=gate, input_type=Payload)])
+    with pytest.raises(HandoffRejected) as caught:
+        run(sender, "x")
+    assert caught.value.result is refused and receiver_model.inputs == []
+
+
+def test_streaming_is_refused():
+    from handoffs.frameworks.agents_sdk import ScriptedSDKModel
+
+    with pytest.raises(UsageError):
+        ScriptedSDKModel("a", []).stream_response(None, "x", None, [], None, [], None,  # type: ignore[arg-type]
+                                                  previous_response_id=None, conversation_id=None, prompt=None)
+
+
+def test_a_node_script_returns_its_steps_in_order_and_calls_callables():
+    from handoffs.frameworks.langgraph import NodeScript, thread
+
+    script = NodeScript("triage", ["infra", lambda state: f"hops={state['hops']}"])
+    assert script.next({"hops": 0}) == "infra"
+    assert script.next({"hops": 1}) == "hops=1"
+    assert script.seen == [{"hops": 0}, {"hops": 1}]
+    with pytest.raises(UsageError, match="no tiene un paso 3"):
+        script.next({"hops": 2})
+    assert thread("t1") == {"configurable": {"thread_id": "t1"}}
+    assert repr(script) == "NodeScript(triage: 3 de 2 pasos)"
+
+
+def test_a_node_script_drives_a_langgraph_command_handoff():
+    from typing import TypedDict
+
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import Command
+
+    from handoffs.frameworks.langgraph import NodeScript
+
+    class State(TypedDict):
+        owner: str
+
+    triage = NodeScript("triage", ["infra"])
+
+    def triage_node(state: State) -> Command:
+        return Command(goto=triage.next(state), update={"owner": "infra"})
+
+    graph = StateGraph(State)
+    graph.add_node("triage", triage_node)
+    graph.add_node("infra", lambda state: {"owner": "infra"})
+    graph.add_edge(START, "triage")
+    graph.add_edge("infra", END)
+    assert graph.compile().invoke({"owner": "triage"}) == {"owner": "infra"}
+
+
+def test_a2a_messages_print_as_stable_json():
+    from a2a import types
+
+    from handoffs.frameworks.a2a import as_dict, as_json
+
+    message = types.Message(message_id="m1", context_id="TCK-4812", role=types.Role.ROLE_USER,
+                            parts=[types.Part(url="tickets/TCK-4812/triage.json")])
+    assert as_dict(message) == {"messageId": "m1", "contextId": "TCK-4812", "role": "ROLE_USER",
+                                "parts": [{"url": "tickets/TCK-4812/triage.json"}]}
+    assert as_json(message).splitlines()[1] == '  "contextId": "TCK-4812",'
