@@ -25,7 +25,7 @@ from agents.tool import Tool
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
 from openai.types.responses.response_prompt_param import ResponsePromptParam
 
-from ..errors import UsageError
+from ..errors import HandoffsError, UsageError
 from ..validation import HandoffResult
 
 set_tracing_disabled(True)
@@ -47,7 +47,7 @@ def call(call_id: str, name: str, arguments: dict[str, Any] | str) -> ResponseFu
                                     type="function_call", status="completed")
 
 
-class HandoffRejected(Exception):
+class HandoffRejected(HandoffsError):
     """A handoff the receiver's gate refused; ``result`` is the receiver's decision (reason, fields, next step)."""
 
     def __init__(self, message: str, result: HandoffResult) -> None:
