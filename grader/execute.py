@@ -288,7 +288,7 @@ async def run_notebook(nb: NotebookNode, limits: Limits = DEFAULT_LIMITS, supply
                 kept.append(index)
     finally:
         with phase("start-up"):
-            await kernel.stop()
+            await (supply.give_back(kernel) if supply else kernel.stop())
     _mark_truncated(outputs, nb)
     return runs
 

@@ -1,5 +1,6 @@
 """One grading kernel: a fresh IPython kernel in a sandbox (``grader.sandbox``), over IPC sockets."""
 
+import asyncio
 import logging
 import os
 import subprocess
@@ -119,17 +120,29 @@ class Kernel:
         assert isinstance(self.kc, CappedKernelClient), "the kernel is not started"
         return self.kc
 
+    async def kill(self) -> None:
+        """Kill the kernel's process now (its sandbox's processes die with it); ``stop`` still has to follow."""
+        if self.kc is not None:
+            self.kc.stop_channels()
+            self.kc = None
+        if self.km.has_kernel and self.km.provisioner is not None:
+            await self.km.provisioner.kill()
+
     async def stop(self) -> None:
-        """Kill the kernel and everything it started, and remove its folders."""
+        """Kill the kernel and everything it started, and remove its folders (their clean-up on a thread)."""
         try:
             if self.kc is not None:
                 self.kc.stop_channels()
             if self.km.has_kernel:
                 await self.km.shutdown_kernel(now=True)
         finally:
-            if self.lease is not None:
-                self.lease.release()
-            remove_tree(self.folder)
+            await asyncio.to_thread(self._release)
+
+    def _release(self) -> None:
+        """Free the uid once nothing runs as it any more, and remove the folders."""
+        if self.lease is not None:
+            self.lease.release()
+        remove_tree(self.folder)
 
     def __repr__(self) -> str:
         return f"Kernel({self.folder}, {self.mode}, alive={self.km.has_kernel})"
