@@ -21,6 +21,8 @@ from .folders import run_folder
 from .mode import sandbox_mode
 from .uids import UidLease
 
+# no history database to open (nothing reads it), and none written should it be opened anyway
+KERNEL_ARGUMENTS = ["--HistoryManager.enabled=False", "--HistoryManager.hist_file=:memory:"]
 MAX_SOCKETS_PATH = 100  # an IPC socket's path (sockets + "/k-1") must fit in 107 bytes
 logger = logging.getLogger(__name__)
 
@@ -93,7 +95,7 @@ class Kernel:
         it is taken. If the kernel cannot start, nothing of it is left (RuntimeError, TimeoutError).
         """
         try:
-            await self.km.start_kernel(cwd=self.workdir, extra_arguments=["--HistoryManager.hist_file=:memory:"],
+            await self.km.start_kernel(cwd=self.workdir, extra_arguments=KERNEL_ARGUMENTS,
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             await self._connect(timeout)
         except BaseException:
