@@ -104,13 +104,14 @@ def _answers(source: NotebookNode, assembly: Assembly, student: NotebookNode) ->
 
 def feedback_notebook(assembly: Assembly, student: NotebookNode, report: Report) -> NotebookNode:
     """The graded notebook as the student may see it: visible test source, one result line per test."""
-    nb = copy.deepcopy(assembly.notebook)
+    nb = copy.copy(assembly.notebook)  # a new list of the same cells: only the test cells are copied and changed
+    nb.cells = list(nb.cells)
     visible = {grade_id(c): c.source for c in student.cells if grade_id(c)}
     results = {r.grade_id: r for r in report.exercises}
     for gid, index in assembly.positions.items():
-        cell = nb.cells[index]
         if gid in results:
             result = results[gid]
+            cell = nb.cells[index] = copy.deepcopy(nb.cells[index])
             cell.source = visible[gid]
             cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=result_line(result) + "\n")]
     return nb

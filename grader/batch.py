@@ -92,6 +92,13 @@ def _source(source_bytes: bytes, name: str) -> tuple[Any, Any]:
     return _students[source_bytes]
 
 
+@functools.lru_cache(maxsize=4)
+def _reference_of(text: str) -> Reference:
+    """A source's reference from its JSON, read once per worker (every task of a source carries the same); only
+    read, never changed."""
+    return Reference.from_json(text)
+
+
 def _grade(source_bytes: bytes, submission_nb: Callable[[], Any], limits: Limits,
            names: tuple[str, str], reference: Reference) -> tuple[Report, Any]:
     source, student = _source(source_bytes, names[0])
@@ -151,7 +158,7 @@ def grade_one(submission: Path, source: Path, root: Path, limits: Limits, submis
         with phases() as record:
             with phase("assemble"):
                 report, feedback_nb = _grade(source_bytes, lambda: parse_notebook(submission_bytes, submission),
-                                             limits, (str(source), row["submission"]), Reference.from_json(reference))
+                                             limits, (str(source), row["submission"]), _reference_of(reference))
             with phase("report"):
                 data = report.to_dict()
                 row.update(score=f"{report.score:g}", max_score=f"{report.max_score:g}", status="graded",
