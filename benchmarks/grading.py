@@ -1,6 +1,7 @@
 """Grade the same N submissions three ways, side by side, and print the numbers.
 
     python benchmarks/grading.py [N] [--workers W] [--lesson 03_handoff_pseudo_tool] [--scheduler ADDRESS]
+                                 [--floor-repeats R] [--profile FILE]
 
 1. the course grader's batch (parallel workers, fresh sandboxed kernel per submission), with
    the full sandbox (as root: own uid and namespaces) and with the basic one (limits only),
@@ -12,18 +13,28 @@
 3. real ``nbgrader generate_assignment`` + ``nbgrader autograde`` in a temporary course folder.
 
 It prints wall time, submissions per minute, the ratios, and whether the three agree on
-every score. Not a test: numbers depend on the machine.
+every score. Beside them, measured in the same run on the same submissions, the warm-kernel floor:
+one kernel started once, then for each submission ``%reset -f`` and every code cell of the
+assembled submission sent, waiting for idle after each (median of ``--floor-repeats``). For each
+way, the worker time per submission and how far it is above the floor; for the batch grader, that
+time split into the phases the grader records itself (``grader.timing``). ``--profile FILE``
+writes a cProfile of one more batch, graded in this process (``python -m pstats FILE``).
+Not a test: numbers depend on the machine.
 """
 
 import argparse
+import cProfile
 import os
 import shutil
+import statistics
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
+from unittest import mock
 
+from jupyter_client.manager import start_new_kernel
 from nbclient import NotebookClient
 
 from grader import reference
@@ -32,9 +43,11 @@ from grader.batch import batch
 from grader.execute import Limits
 from grader.generate import student_version
 from grader.kernels.mode import sandbox_mode
+from grader.kernels.supply import start_worker_supply, stop_worker_supply
 from grader.metadata import grade_id, is_test, points
 from grader.nbgrader_course import nbgrader_scores
 from grader.notebooks import dumps, read_notebook
+from grader.timing import PHASES
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "grader"
@@ -63,8 +76,11 @@ def make_submissions(folder: Path, n: int, lesson: str | None = None) -> None:
         shutil.copy(kinds[i % len(kinds)], folder / f"student_{i:03d}.ipynb")
 
 
+Timings = dict[str, dict[str, float]]  # per graded submission: seconds per phase (grader.timing)
+
+
 def run_batch(subs: Path, source: Path, out: Path, workers: int, mode: str = "auto",
-              scheduler: str | None = None) -> dict[str, float]:
+              scheduler: str | None = None, timings: Timings | None = None) -> dict[str, float]:
     """The batch grader with the sandbox in ``mode`` (auto: full as root, basic: limits only), maybe on Dask.
 
     Each run pays for its own reference run of the solution, as an instructor's batch does: the
@@ -74,11 +90,65 @@ def run_batch(subs: Path, source: Path, out: Path, workers: int, mode: str = "au
     sandbox_mode.cache_clear()
     reference.forget()
     try:
-        rows = batch(subs, source, out, workers=workers, limits=Limits(), progress=False, scheduler=scheduler)
+        rows = batch(subs, source, out, workers=workers, limits=Limits(), progress=False, scheduler=scheduler,
+                     timings=timings)
     finally:
         del os.environ["GRADER_SANDBOX"]
         sandbox_mode.cache_clear()
     return {Path(r["submission"]).stem: float(r["score"]) for r in rows}
+
+
+def in_this_process(function: Callable[..., T], tasks: Sequence[tuple[Any, ...]], workers: int | None,
+                    limits: Limits) -> Iterator[tuple[int, T | BaseException]]:
+    """``grader.pool.run_tasks`` as one worker that is this process, so a profiler here sees the worker's code."""
+    start_worker_supply(limits.memory_bytes)
+    try:
+        for index, task in enumerate(tasks):
+            yield index, function(*task)
+    finally:
+        stop_worker_supply()
+
+
+def profile_batch(subs: Path, source: Path, out: Path, profile: Path) -> None:
+    """One more batch of the same submissions, graded in this process under cProfile, written to ``profile``."""
+    reference.forget()
+    profiler = cProfile.Profile()
+    with mock.patch("grader.batch.run_tasks", in_this_process):
+        profiler.runcall(batch, subs, source, out, workers=1, limits=Limits(), progress=False)
+    profiler.dump_stats(profile)
+
+
+def floor(subs: Path, source_path: Path, repeats: int) -> dict[str, float]:
+    """The warm-kernel floor per submission: seconds to run its assembled cells in a kernel already started.
+
+    One kernel for all; for each submission, ``repeats`` times: ``%reset -f``, then every code
+    cell sent and waited for until the kernel is idle; the median. Copies of one file are measured once.
+    """
+    source = read_notebook(source_path)
+    student = student_version(source)
+    measured: dict[bytes, float] = {}
+    seconds: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as cwd:
+        km, kc = start_new_kernel(kernel_name="python3", cwd=cwd)
+        try:
+            for path in sorted(subs.glob("*.ipynb")):
+                data = path.read_bytes()
+                if data not in measured:
+                    cells = [c.source for c in assemble(source, read_notebook(path), student).notebook.cells
+                             if c.cell_type == "code" and c.source.strip()]
+                    runs = []
+                    for _ in range(repeats):
+                        kc.execute_interactive("%reset -f", timeout=30, output_hook=lambda msg: None)
+                        start = time.perf_counter()
+                        for code in cells:
+                            kc.execute_interactive(code, timeout=30, output_hook=lambda msg: None)
+                        runs.append(time.perf_counter() - start)
+                    measured[data] = statistics.median(runs)
+                seconds[path.stem] = measured[data]
+        finally:
+            kc.stop_channels()
+            km.shutdown_kernel(now=True)
+    return seconds
 
 
 def run_sequential_nbclient(subs: Path, source_path: Path) -> dict[str, float]:
@@ -109,6 +179,10 @@ def timed(function: Callable[..., T], *args: Any) -> tuple[float, T]:
     return time.perf_counter() - start, result
 
 
+def ms(seconds: float) -> str:
+    return f"{1000 * seconds:.0f}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("n", type=int, nargs="?", default=20)
@@ -116,33 +190,58 @@ def main() -> None:
     parser.add_argument("--lesson", help="grade copies of a course lesson (e.g. 03_handoff_pseudo_tool) "
                                          "instead of the grader fixtures")
     parser.add_argument("--scheduler", help="the Dask cluster for the cluster run (default: local:WORKERS)")
+    parser.add_argument("--floor-repeats", type=int, default=10, help="runs per submission for the floor's median")
+    parser.add_argument("--profile", type=Path, help="also grade the batch once in this process under cProfile "
+                                                     "and write the profile here")
     args = parser.parse_args()
     scheduler = args.scheduler or f"local:{args.workers}"
     source = ROOT / "solutions" / f"{args.lesson}.ipynb" if args.lesson else FIXTURES / "source.ipynb"
+    phases: dict[str, Timings] = {way: {} for way in ("course grader (batch)", "grader, basic sandbox",
+                                                      "grader on Dask")}
     with tempfile.TemporaryDirectory(prefix="bench-") as folder:
         tmp = Path(folder)
         subs = tmp / "submissions"
         make_submissions(subs, args.n, args.lesson)
+        floors = floor(subs, source, args.floor_repeats)
         results = {
-            "course grader (batch)": timed(run_batch, subs, source, tmp / "out", args.workers),
-            "grader, basic sandbox": timed(run_batch, subs, source, tmp / "out-basic", args.workers, "basic"),
-            "grader on Dask": timed(run_batch, subs, source, tmp / "out-dask", args.workers, "auto", scheduler),
+            "course grader (batch)": timed(run_batch, subs, source, tmp / "out", args.workers, "auto", None,
+                                           phases["course grader (batch)"]),
+            "grader, basic sandbox": timed(run_batch, subs, source, tmp / "out-basic", args.workers, "basic", None,
+                                           phases["grader, basic sandbox"]),
+            "grader on Dask": timed(run_batch, subs, source, tmp / "out-dask", args.workers, "auto", scheduler,
+                                    phases["grader on Dask"]),
             "sequential nbclient": timed(run_sequential_nbclient, subs, source),
             "nbgrader autograde": timed(run_nbgrader, subs, source, tmp / "course"),
         }
+        if args.profile:
+            profile_batch(subs, source, tmp / "out-profile", args.profile)
     base = results["course grader (batch)"]
+    floor_per_sub = statistics.mean(floors.values())
     print(f"{args.n} submissions of {source.name}, {args.workers} worker(s), {os.cpu_count()} core(s), "
-          f"sandbox: {sandbox_mode()}, Dask: {scheduler}")
-    print(f"{'way':24} {'wall s':>8} {'subs/min':>9} {'grader speed-up':>16} {'scores agree':>13}")
+          f"sandbox: {sandbox_mode()}, Dask: {scheduler}, load average {os.getloadavg()[0]:.2f}")
+    print(f"warm-kernel floor: {ms(floor_per_sub)} ms per submission (median of {args.floor_repeats} runs each)")
+    print(f"{'way':24} {'wall s':>8} {'subs/min':>9} {'grader speed-up':>16} {'scores agree':>13} "
+          f"{'worker ms/sub':>14} {'x floor':>8} {'fixed ms/sub':>13}")
     for way, (seconds, scores) in results.items():
         agree = "yes" if scores == base[1] else "NO"
-        print(f"{way:24} {seconds:8.1f} {60 * args.n / seconds:9.1f} {seconds / base[0]:15.1f}x {agree:>13}")
+        # the batch ways: the worker time the grader measured; the sequential ways: one process, so the wall time
+        worker = (statistics.mean(sum(t.values()) for t in phases[way].values())
+                  if phases.get(way) else seconds / args.n)
+        print(f"{way:24} {seconds:8.1f} {60 * args.n / seconds:9.1f} {seconds / base[0]:15.1f}x {agree:>13} "
+              f"{ms(worker):>14} {worker / floor_per_sub:7.1f}x {ms(worker - floor_per_sub):>13}")
+    for way, timings in phases.items():
+        if timings:
+            split = ", ".join(f"{name} {ms(statistics.mean(t.get(name, 0.0) for t in timings.values()))}"
+                              for name in PHASES)
+            print(f"  {way}, ms per submission: {split}")
     disagreements = {name: {way: r[1].get(name) for way, r in results.items()}
                      for name in base[1] if len({r[1].get(name) for r in results.values()}) > 1}
     for name, differing in sorted(disagreements.items()):
         print(f"  differs: {name}: {differing}")
     cost = (base[0] - results["grader, basic sandbox"][0]) * args.workers / args.n
     print(f"sandbox cost: {1000 * cost:+.0f} ms of worker time per submission (full vs basic, same run)")
+    if args.profile:
+        print(f"profile of one batch graded in this process: {args.profile} (python -m pstats {args.profile})")
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from .reference import Reference, reference_for, reported
 from .report import ManualResult, Report, TestResult, result_line
 from .scan import scan_cells
 from .testcells import KernelCode, rewrite_tests
+from .timing import phase
 from .verdict import judge
 
 VISIBLE_ONLY_NOTE = say(Say.VISIBLE_ONLY).english()
@@ -103,13 +104,14 @@ def _answers(source: NotebookNode, assembly: Assembly, student: NotebookNode) ->
 
 def feedback_notebook(assembly: Assembly, student: NotebookNode, report: Report) -> NotebookNode:
     """The graded notebook as the student may see it: visible test source, one result line per test."""
-    nb = copy.deepcopy(assembly.notebook)
+    nb = copy.copy(assembly.notebook)  # a new list of the same cells: only the test cells are copied and changed
+    nb.cells = list(nb.cells)
     visible = {grade_id(c): c.source for c in student.cells if grade_id(c)}
     results = {r.grade_id: r for r in report.exercises}
     for gid, index in assembly.positions.items():
-        cell = nb.cells[index]
         if gid in results:
             result = results[gid]
+            cell = nb.cells[index] = copy.deepcopy(nb.cells[index])
             cell.source = visible[gid]
             cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=result_line(result) + "\n")]
     return nb
@@ -150,22 +152,25 @@ def grade_notebooks(source: NotebookNode, submission: NotebookNode, *, limits: L
     suspicious = scan_cells([c.source for c in assembly.notebook.cells
                              if c.cell_type == "code" and not is_protected(c)])
     tests = {assembly.positions[gid]: code for gid, code in codes.items() if gid in assembly.positions}
-    runs = execute(assembly.notebook, limits, supply, tests)
-    if visible_only:
-        reference = _reported_expected(assembly, runs)
-    assert reference is not None
-    mistakes = (None if visible_only or not name_mistakes else
-                lambda lost: mistake_table(source, student, limits, supply, exercises=lost))
-    scrub = Scrubber([c for c in source.cells if is_test(c)], [code.hidden for code in codes.values()])
-    scrub.notebook(assembly.notebook)
-    for run in runs:
-        scrub.run(run)  # before any message is shortened or joined into one line
-    notes = assembly.notes + ([VISIBLE_ONLY_NOTE] if visible_only else [])
-    report = Report(submission=names[1], source=names[0], tampered=assembly.tampered, notes=notes,
-                    suspicious=suspicious, manual=_manual(source, assembly, student),
-                    answers=_answers(source, assembly, student),
-                    **_results(source, assembly, runs, codes, reference, mistakes))
-    return report, feedback_notebook(assembly, student, report)
+    with phase("run"):
+        runs = execute(assembly.notebook, limits, supply, tests)
+    with phase("compare"):
+        if visible_only:
+            reference = _reported_expected(assembly, runs)
+        assert reference is not None
+        mistakes = (None if visible_only or not name_mistakes else
+                    lambda lost: mistake_table(source, student, limits, supply, exercises=lost))
+        scrub = Scrubber([c for c in source.cells if is_test(c)], [code.hidden for code in codes.values()])
+        scrub.notebook(assembly.notebook)
+        for run in runs:
+            scrub.run(run)  # before any message is shortened or joined into one line
+        results = _results(source, assembly, runs, codes, reference, mistakes)
+    with phase("report"):
+        notes = assembly.notes + ([VISIBLE_ONLY_NOTE] if visible_only else [])
+        report = Report(submission=names[1], source=names[0], tampered=assembly.tampered, notes=notes,
+                        suspicious=suspicious, manual=_manual(source, assembly, student),
+                        answers=_answers(source, assembly, student), **results)
+        return report, feedback_notebook(assembly, student, report)
 
 
 def grade(source: str | Path, submission: str | Path, *, limits: Limits = DEFAULT_LIMITS) -> Report:

@@ -84,7 +84,7 @@ def assemble(source: NotebookNode, submission: NotebookNode, student: NotebookNo
     """Build the graded notebook from the source, the submission and the generated student version."""
     expected = {gid: c for c in student.cells if (gid := grade_id(c))}
     copies, followers = _index_submission(submission, expected)
-    nb = copy.deepcopy(source)
+    nb = NotebookNode({key: [] if key == "cells" else copy.deepcopy(value) for key, value in source.items()})
     nb.cells = copy.deepcopy(followers[None])
     assembly = Assembly(nb)
     for cell in source.cells:

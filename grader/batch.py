@@ -39,6 +39,7 @@ from .notebooks import parse_notebook, read_bytes, write_atomic
 from .pool import run_on_cluster, run_tasks
 from .reference import Reference, grader_digest, reference_for
 from .report import Report, feedback_html, printable
+from .timing import phase, phases
 
 logger = logging.getLogger(__name__)
 
@@ -91,6 +92,13 @@ def _source(source_bytes: bytes, name: str) -> tuple[Any, Any]:
     return _students[source_bytes]
 
 
+@functools.lru_cache(maxsize=4)
+def _reference_of(text: str) -> Reference:
+    """A source's reference from its JSON, read once per worker (every task of a source carries the same); only
+    read, never changed."""
+    return Reference.from_json(text)
+
+
 def _grade(source_bytes: bytes, submission_nb: Callable[[], Any], limits: Limits,
            names: tuple[str, str], reference: Reference) -> tuple[Report, Any]:
     source, student = _source(source_bytes, names[0])
@@ -135,6 +143,7 @@ class Graded(NamedTuple):
     report: dict[str, Any] | None = None
     feedback: str | None = None
     seconds: float = 0.0  # the worker's time on it, from bytes to page
+    phases: dict[str, float] | None = None  # that time per phase (``grader.timing``)
 
 
 def grade_one(submission: Path, source: Path, root: Path, limits: Limits, submission_bytes: bytes,
@@ -146,14 +155,17 @@ def grade_one(submission: Path, source: Path, root: Path, limits: Limits, submis
     """
     row, start = {**_error_row(submission, root, ""), "source": str(source)}, time.perf_counter()
     try:
-        report, feedback_nb = _grade(source_bytes, lambda: parse_notebook(submission_bytes, submission), limits,
-                                     (str(source), row["submission"]), Reference.from_json(reference))
-        data = report.to_dict()
-        row.update(score=f"{report.score:g}", max_score=f"{report.max_score:g}", status="graded",
-                   tampered=" ".join(f"{t['grade_id']}:{t['problem']}" for t in report.tampered),
-                   suspicious=" ".join(report.suspicious), **manual_columns(data))
-        page = feedback_html(report, feedback_nb)
-        return Graded(row, data, page, time.perf_counter() - start)
+        with phases() as record:
+            with phase("assemble"):
+                report, feedback_nb = _grade(source_bytes, lambda: parse_notebook(submission_bytes, submission),
+                                             limits, (str(source), row["submission"]), _reference_of(reference))
+            with phase("report"):
+                data = report.to_dict()
+                row.update(score=f"{report.score:g}", max_score=f"{report.max_score:g}", status="graded",
+                           tampered=" ".join(f"{t['grade_id']}:{t['problem']}" for t in report.tampered),
+                           suspicious=" ".join(report.suspicious), **manual_columns(data))
+                page = feedback_html(report, feedback_nb)
+        return Graded(row, data, page, time.perf_counter() - start, record)
     except WrongLesson as error:
         row.update(status="wrong-lesson", error=_unnamed(str(error), submission, root))
     except (GraderError, OSError) as error:
@@ -237,12 +249,14 @@ def write_times(times: dict[str, float], path: Path) -> None:
 
 def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out: str | os.PathLike[str],
           workers: int | None = None, limits: Limits = Limits(),  # noqa: B008 - Limits is frozen
-          progress: bool = True, scheduler: str | None = None, name_mistakes: bool = True) -> list[dict[str, str]]:
+          progress: bool = True, scheduler: str | None = None, name_mistakes: bool = True,
+          timings: dict[str, dict[str, float]] | None = None) -> list[dict[str, str]]:
     """Grade every notebook under ``directory``; writes OUT/grades.csv, reports/ and feedback/; returns the rows.
 
     ``scheduler`` (``tcp://HOST:PORT`` or ``local:N``) runs the tasks on a Dask cluster instead of the local pool.
     ``name_mistakes`` runs each source's written-down wrong answers once here, so every report names the ones
-    its answers behave like (``grader.mistakes``).
+    its answers behave like (``grader.mistakes``). ``timings``, when given, receives each graded submission's
+    seconds per phase (``grader.timing``), writing its files included.
     """
     directory, out = Path(directory), Path(out)
     for path, what in ((directory, "submissions folder"), (Path(source), "source")):
@@ -302,8 +316,11 @@ def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out
                 path = tasks[index][0]
                 rows.append(_error_row(path, directory, f"worker failed: {type(result).__name__}: {result}"))
             else:
+                written = time.perf_counter()
                 rows.append(save(result, out, *saves[index]))
                 times[rows[-1]["submission"]] = result.seconds
+                if timings is not None and result.phases is not None:
+                    timings[rows[-1]["submission"]] = {**result.phases, "files": time.perf_counter() - written}
     write_csv(rows, out / "grades.csv")
     write_times(times, out / "times.csv")
     return sorted(rows, key=lambda row: row["submission"])

@@ -40,6 +40,7 @@ from .kernels.supply import KernelSupply
 from .messages import Message, Say, say
 from .probe import MIME
 from .testcells import KernelCode
+from .timing import phase
 
 logger = logging.getLogger(__name__)
 
@@ -261,7 +262,8 @@ async def run_notebook(nb: NotebookNode, limits: Limits = DEFAULT_LIMITS, supply
     the notebook's own source of a test cell never reaches the kernel.
     """
     tests = tests or {}
-    kernel = await supply.take() if supply else await start_kernel(limits.memory_bytes)
+    with phase("start-up"):
+        kernel = await supply.take() if supply else await start_kernel(limits.memory_bytes)
     outputs = CellOutputs(nb, limits.output_bytes)
     runs: list[CellRun] = []
     kept: list[int] = []  # cells that ran fine, replayed after a restart
@@ -285,7 +287,8 @@ async def run_notebook(nb: NotebookNode, limits: Limits = DEFAULT_LIMITS, supply
             elif run.ok and index not in tests:
                 kept.append(index)
     finally:
-        await kernel.stop()
+        with phase("start-up"):
+            await (supply.give_back(kernel) if supply else kernel.stop())
     _mark_truncated(outputs, nb)
     return runs
 

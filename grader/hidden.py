@@ -49,15 +49,25 @@ class Scrubber:
         texts = lines | {json.dumps(line)[1:-1] for line in lines} | {repr(line)[1:-1] for line in lines}
         self.lines = sorted(texts, key=len, reverse=True)
         self.pattern = re.compile("|".join(map(re.escape, self.lines))) if self.lines else None
+        self.starts = {line[:MIN_PARTIAL] for line in self.lines}  # how a cut-short hidden line begins
+        self.longest = len(self.lines[0]) if self.lines else 0
 
     def text(self, value: str) -> str:
         """``value`` with escape codes removed and every hidden line masked."""
         if self.pattern is None:
             return value
         value = self.pattern.sub(MASK, ANSI.sub("", value))
-        for line in self.lines:  # a hidden line cut short where the text was truncated
-            for end in range(len(line) - 1, MIN_PARTIAL - 1, -1):
-                if value.endswith(line[:end]):
+        return self._cut_short(value)
+
+    def _cut_short(self, value: str) -> str:
+        """``value`` with a hidden line cut short at its very end (where the text was truncated) masked: of the
+        lines, longest first, the first one some prefix of which (``MIN_PARTIAL`` characters or more) ends it."""
+        size = len(value)
+        ends = [size - i for i in range(max(0, size - self.longest + 1), size - MIN_PARTIAL + 1)
+                if value[i:i + MIN_PARTIAL] in self.starts]  # longest first: where a prefix could begin
+        for line in self.lines if ends else ():
+            for end in ends:
+                if end < len(line) and value.endswith(line[:end]):
                     return value[:-end] + MASK
         return value
 

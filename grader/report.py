@@ -188,8 +188,10 @@ def _template(name: str = "feedback.html.j2") -> jinja2.Template:
 
 @functools.lru_cache(maxsize=1)
 def _markdown() -> Callable[[str], str]:
+    """Markdown to HTML, raw HTML escaped; each text rendered once per process (a lesson's cells are the same on
+    every page of a batch)."""
     render = mistune.create_markdown(escape=True, plugins=["table", "strikethrough"])  # raw HTML is escaped
-    return lambda text: str(render(text))
+    return functools.lru_cache(maxsize=4096)(lambda text: str(render(text)))
 
 
 class _Budget:

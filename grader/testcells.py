@@ -191,7 +191,10 @@ def rewrite(source: str, *, expected: bool = False, keep: frozenset[str] = froze
         replacements.append((begin, stop, "pass" + "\n" * source[begin:stop].count("\n")))
     for index, (call, (actual, expected_node, what)) in enumerate(zip(calls, arguments, strict=True)):
         hidden = call.lineno > hidden_from
-        segment = ast.get_source_segment
+        def segment(_: str, node: ast.expr) -> str:  # ast.get_source_segment without splitting the cell each time
+            return source[_position(lines, starts, node.lineno, node.col_offset):
+                          _position(lines, starts, node.end_lineno or node.lineno, node.end_col_offset or 0)]
+
         parts = [str(index), segment(source, actual) or ""]
         if what is not None and (expected or not hidden):
             parts.append(segment(source, what) or "")
@@ -204,7 +207,7 @@ def rewrite(source: str, *, expected: bool = False, keep: frozenset[str] = froze
         replacements.append((begin, stop, text))
         literal = what.value if isinstance(what, ast.Constant) and isinstance(what.value, str) else None
         checks.append(Check(index, call.lineno, hidden, literal if what is not None else "valor",
-                            ast.get_source_segment(source, expected_node) or ""))
+                            segment(source, expected_node)))
     for begin, stop, text in sorted(replacements):
         pieces += [source[end:begin], text]
         end = stop

@@ -1,5 +1,6 @@
 """One grading kernel: a fresh IPython kernel in a sandbox (``grader.sandbox``), over IPC sockets."""
 
+import asyncio
 import logging
 import os
 import subprocess
@@ -20,6 +21,8 @@ from .folders import run_folder
 from .mode import sandbox_mode
 from .uids import UidLease
 
+# no history database to open (nothing reads it), and none written should it be opened anyway
+KERNEL_ARGUMENTS = ["--HistoryManager.enabled=False", "--HistoryManager.hist_file=:memory:"]
 MAX_SOCKETS_PATH = 100  # an IPC socket's path (sockets + "/k-1") must fit in 107 bytes
 logger = logging.getLogger(__name__)
 
@@ -92,7 +95,7 @@ class Kernel:
         it is taken. If the kernel cannot start, nothing of it is left (RuntimeError, TimeoutError).
         """
         try:
-            await self.km.start_kernel(cwd=self.workdir, extra_arguments=["--HistoryManager.hist_file=:memory:"],
+            await self.km.start_kernel(cwd=self.workdir, extra_arguments=KERNEL_ARGUMENTS,
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             await self._connect(timeout)
         except BaseException:
@@ -119,17 +122,29 @@ class Kernel:
         assert isinstance(self.kc, CappedKernelClient), "the kernel is not started"
         return self.kc
 
+    async def kill(self) -> None:
+        """Kill the kernel's process now (its sandbox's processes die with it); ``stop`` still has to follow."""
+        if self.kc is not None:
+            self.kc.stop_channels()
+            self.kc = None
+        if self.km.has_kernel and self.km.provisioner is not None:
+            await self.km.provisioner.kill()
+
     async def stop(self) -> None:
-        """Kill the kernel and everything it started, and remove its folders."""
+        """Kill the kernel and everything it started, and remove its folders (their clean-up on a thread)."""
         try:
             if self.kc is not None:
                 self.kc.stop_channels()
             if self.km.has_kernel:
                 await self.km.shutdown_kernel(now=True)
         finally:
-            if self.lease is not None:
-                self.lease.release()
-            remove_tree(self.folder)
+            await asyncio.to_thread(self._release)
+
+    def _release(self) -> None:
+        """Free the uid once nothing runs as it any more, and remove the folders."""
+        if self.lease is not None:
+            self.lease.release()
+        remove_tree(self.folder)
 
     def __repr__(self) -> str:
         return f"Kernel({self.folder}, {self.mode}, alive={self.km.has_kernel})"

@@ -1,18 +1,35 @@
 """Kernels on demand: ``KernelSupply`` keeps one event loop for a batch worker and boots the next kernel early.
 
 The next kernel boots as a task on the supply's loop while the current notebook runs on it, so a
-submission rarely waits for a kernel to start.
+submission rarely waits for a kernel to start; a used kernel is killed at once and its clean-up
+(waiting for it, freeing its uid, removing its folder) goes on in the background the same way.
+Nothing is shared between kernels: each submission still gets a fresh, sandboxed process.
 """
 
 import asyncio
 import atexit
+import collections
+import contextvars
 import multiprocessing.util
+import os
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 from .kernel import Kernel, start_kernel
 
 T = TypeVar("T")
+AHEAD = int(os.environ.get("GRADER_SPARES", "2"))  # kernels booted ahead of the one in use (a batch worker's)
+
+
+async def _boot(memory_limit: int) -> Kernel:
+    """A started kernel; its folders and uid lease are made on a thread (a /proc scan), off the supply's loop."""
+    made = asyncio.ensure_future(asyncio.to_thread(Kernel, memory_limit))
+    try:
+        kernel = await asyncio.shield(made)
+    except asyncio.CancelledError:  # cancelled while its lease was taken: let it finish, then give it back
+        await (await made).stop()
+        raise
+    return await kernel.start()
 
 
 async def _discard(spare: "asyncio.Task[Kernel]") -> None:
@@ -24,6 +41,10 @@ async def _discard(spare: "asyncio.Task[Kernel]") -> None:
     except (asyncio.CancelledError, RuntimeError, TimeoutError):
         return
     await kernel.stop()
+
+
+async def _finish(tasks: "set[asyncio.Task[None]]") -> None:
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 _worker_supply: "KernelSupply | None" = None
@@ -50,41 +71,50 @@ def worker_supply() -> "KernelSupply | None":
 
 
 class KernelSupply:
-    """Started kernels on demand, one event loop for all of them; warm=True boots the next one early.
+    """Started kernels on demand, one event loop for all of them; warm=True boots the next ``ahead`` early.
 
-    The next kernel boots as a task on the supply's loop while the current notebook runs on it.
+    The next kernels boot as tasks on the supply's loop while the current notebook runs on it.
     """
 
-    def __init__(self, memory_limit: int, warm: bool = True) -> None:
-        self.memory_limit, self.warm = memory_limit, warm
+    def __init__(self, memory_limit: int, warm: bool = True, ahead: int = AHEAD) -> None:
+        self.memory_limit, self.warm, self.ahead = memory_limit, warm, max(1, ahead)
         self.runner = asyncio.Runner()
-        self.spare: asyncio.Task[Kernel] | None = None
+        self.spares: collections.deque[asyncio.Task[Kernel]] = collections.deque()  # booting or booted, in order
+        self.retiring: set[asyncio.Task[None]] = set()  # used kernels being stopped in the background
         atexit.register(self.close)
 
     async def take(self) -> Kernel:
-        """A started kernel for one notebook; the caller stops it."""
-        spare, self.spare, kernel = self.spare, None, None
-        if spare is not None:
+        """A started kernel for one notebook; the caller gives it back (``give_back``) or stops it."""
+        kernel = None
+        if self.spares:
             try:
-                kernel = await spare
+                kernel = await self.spares.popleft()
             except (RuntimeError, TimeoutError, OSError):  # the spare failed to start: a fresh one
                 kernel = None
             if kernel is not None and not await kernel.km.is_alive():  # it died waiting (killed with its zygote)
                 await kernel.stop()
                 kernel = None
         kernel = kernel or await start_kernel(self.memory_limit)
-        if self.warm:
-            self.spare = asyncio.ensure_future(Kernel(self.memory_limit).start())
+        while self.warm and len(self.spares) < self.ahead:
+            self.spares.append(asyncio.ensure_future(_boot(self.memory_limit)))
         return kernel
 
+    async def give_back(self, kernel: Kernel) -> None:
+        """A used kernel: killed now, with everything it started; the rest of its stop goes on in the background."""
+        await kernel.kill()
+        task = asyncio.ensure_future(kernel.stop())
+        self.retiring.add(task)
+        task.add_done_callback(self.retiring.discard)
+
     def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
-        """Run a coroutine on this supply's event loop."""
-        return self.runner.run(coroutine)
+        """Run a coroutine on this supply's event loop, in the caller's context (``grader.timing`` records it)."""
+        return self.runner.run(coroutine, context=contextvars.copy_context())
 
     def close(self) -> None:
-        """Stop the spare kernel and close the loop; no kernel outlives the supply."""
-        if self.spare is not None:
-            spare, self.spare = self.spare, None
-            self.runner.run(_discard(spare))
+        """Stop the spare kernel, finish stopping the used ones and close the loop; no kernel outlives the supply."""
+        while self.spares:
+            self.runner.run(_discard(self.spares.popleft()))
+        if self.retiring:
+            self.runner.run(_finish(set(self.retiring)))
         self.runner.close()
         atexit.unregister(self.close)

@@ -16,10 +16,16 @@ from ..errors import SandboxError
 FIRST_UID = 1_900_000_000  # sandbox uids: FIRST_UID + slot, a range no account or container manager uses
 UID_SLOTS = 1000
 UID_LOCKS = Path("/run/grader-uids")  # one place for every grader on the machine, whatever its TMPDIR
+CLEAN = b"clean\n"  # a lock file's content once its holder saw nothing left running as its uid
 
 
 class UidLease:
-    """One sandbox uid, held by this process (an flock on its slot file) until ``release``."""
+    """One sandbox uid, held by this process (an flock on its slot file) until ``release``.
+
+    Between two holders the uid is checked once: nothing may run as it. The holder that releases it
+    checks and marks its slot file clean; a holder that was killed leaves no mark, and the next one
+    checks instead.
+    """
 
     def __init__(self) -> None:
         first = first_uid()
@@ -36,7 +42,9 @@ class UidLease:
                 os.close(fd)
                 continue
             self.fd, self.uid = fd, first + slot
-            kill_processes_of(self.uid)  # left behind by a grader that was killed
+            if os.pread(fd, len(CLEAN), 0) != CLEAN:  # its last holder was killed before it checked the uid
+                kill_processes_of(self.uid)
+            os.ftruncate(fd, 0)  # in use: a holder killed from now on leaves the mark unset
             return
         raise SandboxError(f"all {UID_SLOTS} sandbox uids are in use")
 
@@ -44,6 +52,7 @@ class UidLease:
         """Kill whatever still runs as this uid, then free it for the next kernel (once)."""
         if self.fd >= 0:
             kill_processes_of(self.uid)
+            os.pwrite(self.fd, CLEAN, 0)  # checked: the next holder need not scan again
             os.close(self.fd)
             self.fd = -1
 
@@ -83,12 +92,18 @@ def sweep_orphans() -> None:
 
 def _uid_of(pid: str) -> int | None:
     try:
-        status = Path(f"/proc/{pid}/status").read_text()
+        fd = os.open(f"/proc/{pid}/status", os.O_RDONLY)
     except OSError:
         return None
-    if "\nState:\tZ" in status:
+    try:
+        status = os.read(fd, 4096)  # Name, State, ..., Uid: the first lines of it
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if b"\nState:\tZ" in status or b"\nUid:\t" not in status:
         return None  # a zombie runs nothing; its parent reaps it
-    return int(status.split("\nUid:\t", 1)[1].split()[0])
+    return int(status.split(b"\nUid:\t", 1)[1].split()[0])
 
 
 def kill_processes_of(uid: int, patience: float = 3.0) -> None:

@@ -1,0 +1,51 @@
+"""The pieces that make grading faster change no result: the scrubber's cut-short search, the phase record."""
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from nbformat.v4 import new_code_cell
+
+from grader import timing
+from grader.hidden import MASK, MIN_PARTIAL, Scrubber
+from grader.timing import phase, phases
+
+HIDDEN = new_code_cell('assert_same(f(1), 2)\n### BEGIN HIDDEN TESTS\nassert_same(quote_total(5), 10000)\n'
+                       'assert_same(charge("Focus", 6400), 3200)\n### END HIDDEN TESTS')
+SCRUBBER = Scrubber([HIDDEN], ['check(0, quote_total(5))', 'check(1, charge("Focus", 6400))'])
+
+
+def cut_short_by_every_prefix(value: str) -> str:
+    """The definition: of the lines, longest first, the first with a prefix of MIN_PARTIAL characters or more (not
+    the whole line) that ends the text, at its longest."""
+    for line in SCRUBBER.lines:
+        for end in range(len(line) - 1, MIN_PARTIAL - 1, -1):
+            if value.endswith(line[:end]):
+                return value[:-end] + MASK
+    return value
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab( )\"\\'5", max_size=30), st.sampled_from(SCRUBBER.lines), st.integers(0, 80))
+def test_a_hidden_line_cut_short_is_masked_as_by_trying_every_prefix(before, line, cut):
+    value = before + line[:cut]
+    assert SCRUBBER._cut_short(value) == cut_short_by_every_prefix(value)
+
+
+def test_a_phase_inside_another_is_not_counted_in_it(monkeypatch):
+    clock = iter(range(100))
+    monkeypatch.setattr(timing.time, "perf_counter", lambda: float(next(clock)))
+    with phases() as record:  # 0
+        with phase("run"):  # 1
+            with phase("start-up"):  # 2
+                pass  # 3
+            with phase("start-up"):  # 4
+                pass  # 5
+        # 6
+    assert record == {"run": 3.0, "start-up": 2.0}  # run: 1-2, 3-4 and 5-6
+
+
+def test_a_phase_outside_a_record_records_nothing():
+    with phase("run"):
+        pass
+    with phases() as record:
+        pass
+    assert record == {}
