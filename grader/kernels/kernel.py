@@ -21,8 +21,11 @@ from .folders import run_folder
 from .mode import sandbox_mode
 from .uids import UidLease
 
-# no history database to open (nothing reads it), and none written should it be opened anyway
-KERNEL_ARGUMENTS = ["--HistoryManager.enabled=False", "--HistoryManager.hist_file=:memory:"]
+# no history database to open (nothing reads it), and none written should it be opened anyway; messages packed
+# by the standard json module whatever else is installed: with orjson (langgraph brings it in), jupyter_client
+# packs with it, and a print flood killed the kernel under its memory limit (tests/test_grader_hostile.py)
+KERNEL_ARGUMENTS = ["--HistoryManager.enabled=False", "--HistoryManager.hist_file=:memory:",
+                    "--Session.packer=json", "--Session.unpacker=json"]
 MAX_SOCKETS_PATH = 100  # an IPC socket's path (sockets + "/k-1") must fit in 107 bytes
 logger = logging.getLogger(__name__)
 
