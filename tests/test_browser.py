@@ -243,6 +243,13 @@ def cell_states(page) -> list[dict]:
     return page.evaluate(CELL_STATES, ERRORS)
 
 
+def wait_attached(page, notebook: Path) -> None:
+    """Wait until the page holds a cell for every cell of ``notebook`` (JupyterLab attaches them while it loads)."""
+    count = len(json.loads(notebook.read_text(encoding="utf-8"))["cells"])
+    page.wait_for_function("n => document.querySelectorAll('.jp-NotebookPanel .jp-Notebook .jp-Cell').length >= n",
+                           arg=count, timeout=UI_TIMEOUT)
+
+
 def wait_executed(page, index: int | None = None) -> None:
     """Wait until every code cell (or the one at ``index``) shows an execution count, and the kernel is idle."""
     page.wait_for_function("""index => [...document.querySelectorAll('.jp-NotebookPanel .jp-Notebook .jp-CodeCell')]
@@ -270,6 +277,7 @@ def test_guided_notebook_runs_in_the_browser(browser, lab: Lab) -> None:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page = open_notebook(browser, lab, GUIDED)
     try:
+        wait_attached(page, lab.root / GUIDED)
         menu(page, "Edit", "Clear Outputs of All Cells")  # what is checked below comes from this run
         assert not any(s["mermaid"] or s["errors"] for s in cell_states(page))
         menu(page, "Run", "Run All Cells")
@@ -309,6 +317,7 @@ def test_the_frameworks_lesson_runs_in_the_browser(browser, lab: Lab) -> None:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page = open_notebook(browser, lab, FRAMEWORKS)
     try:
+        wait_attached(page, lab.root / FRAMEWORKS)
         menu(page, "Edit", "Clear Outputs of All Cells")
         menu(page, "Run", "Run All Cells")
         wait_executed(page)
