@@ -27,7 +27,7 @@ from grader import reference
 from grader.batch import batch
 from grader.classview import ClassView, load, write_class_report
 from grader.metadata import grade_id
-from grader.mistakes import CODE
+from grader.mistakes import CODE, wrong_answers
 from grader.notebooks import dumps, read_notebook
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,7 +35,7 @@ CHOICES = (("solution", 45), ("variant", 15), ("wrong", 30), ("stub", 10))
 
 
 def written(source: Any, key: str) -> dict[str, list[tuple[str, str]]]:
-    """Per exercise, its written-down answers of one kind (``wrong_answer_for``...), as (id, code)."""
+    """Per exercise, its written-down answers of one kind (``correct_variant_for``), as (id, code)."""
     found: dict[str, list[tuple[str, str]]] = {}
     for cell in source.cells:
         exercise, match = cell.metadata.get(key), CODE.search(cell.source)
@@ -49,7 +49,10 @@ def make_class(lesson: str, n: int, seed: int, folder: Path) -> dict[str, dict[s
     """N submissions under ``folder``; returns, per submission, each exercise's choice ("solution", a wrong id...)."""
     source = read_notebook(ROOT / "solutions" / f"{lesson}.ipynb")
     solutions = {grade_id(c): c.source for c in source.cells if c.metadata.get("nbgrader", {}).get("solution")}
-    wrong, variants = written(source, "wrong_answer_for"), written(source, "correct_variant_for")
+    wrong: dict[str, list[tuple[str, str]]] = {}  # ids as the grader names them (grader.mistakes)
+    for answer in wrong_answers(source):
+        wrong.setdefault(answer.exercise, []).append((answer.id, answer.code))
+    variants = written(source, "correct_variant_for")
     exercises = [gid for gid in solutions if gid in wrong]  # the autograded ones (written-down mistakes)
     rng = random.Random(seed)
     plan: dict[str, dict[str, str]] = {}

@@ -39,11 +39,11 @@ class CheckFailed(AssertionError):
 def _same(actual: Any, expected: Any, path: str) -> None:
     if type(actual) is not type(expected):
         raise CheckFailed(f"{path}: se esperaba el tipo {type(expected).__name__}, "
-                             f"se obtuvo {type(actual).__name__}")
+                          f"se obtuvo {type(actual).__name__}")
     if isinstance(expected, dict):
         if set(actual) != set(expected):
             raise CheckFailed(f"{path}: se esperaban las claves {sorted(map(str, expected))}, "
-                                 f"se obtuvieron {sorted(map(str, actual))}")
+                              f"se obtuvieron {sorted(map(str, actual))}")
         for key in expected:
             _same(actual[key], expected[key], f"{path}[{key!r}]")
     elif isinstance(expected, (list, tuple)):

@@ -29,12 +29,11 @@ def raised_at(error: str, traceback: list[str], cell: Sequence[str] = ()) -> Mes
         arrow = ARROW.search(text)
         if head is None or arrow is None:
             continue
-        line, function, code = int(head[1]), head[2], arrow[1]
-        own = not function or function == "<module>" or PROBE in code
-        if own and cell and 0 < line <= len(cell):
+        line, function, code = int(head[1]), head[2] if head[2] != "<module>" else None, arrow[1]
+        if (not function or PROBE in code) and cell and 0 < line <= len(cell):
             code = cell[line - 1]
         code = " ".join(code.split())[:CODE_CHARS]
-        if function and function != "<module>":
+        if function:
             return say(Say.RAISED_IN, error=error, function=function, line=line, code=code)
         return say(Say.RAISED_AT, error=error, line=line, code=code)
     return None
