@@ -1,7 +1,7 @@
 """Grade the same N submissions three ways, side by side, and print the numbers.
 
     python benchmarks/grading.py [N] [--workers W] [--lesson 03_handoff_pseudo_tool] [--scheduler ADDRESS]
-                                 [--floor-repeats R] [--profile FILE]
+                                 [--floor-repeats R] [--profile FILE] [--grader-only]
 
 1. the course grader's batch (parallel workers, fresh sandboxed kernel per submission), with
    the full sandbox (as root: own uid and namespaces) and with the basic one (limits only),
@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 from unittest import mock
 
-from jupyter_client.manager import start_new_kernel
+from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 
 from grader import reference
@@ -47,7 +47,7 @@ from grader.kernels.supply import start_worker_supply, stop_worker_supply
 from grader.metadata import grade_id, is_test, points
 from grader.nbgrader_course import nbgrader_scores
 from grader.notebooks import dumps, read_notebook
-from grader.timing import PHASES
+from grader.timing import PHASES, WORKER_START
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "grader"
@@ -129,7 +129,11 @@ def floor(subs: Path, source_path: Path, repeats: int) -> dict[str, float]:
     measured: dict[bytes, float] = {}
     seconds: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as cwd:
-        km, kc = start_new_kernel(kernel_name="python3", cwd=cwd)
+        km = KernelManager(kernel_name="python3", transport="ipc", ip=os.path.join(cwd, "k"))  # as the grader's
+        km.start_kernel(cwd=cwd)
+        kc = km.client()
+        kc.start_channels()
+        kc.wait_for_ready(timeout=60)
         try:
             for path in sorted(subs.glob("*.ipynb")):
                 data = path.read_bytes()
@@ -191,6 +195,8 @@ def main() -> None:
                                          "instead of the grader fixtures")
     parser.add_argument("--scheduler", help="the Dask cluster for the cluster run (default: local:WORKERS)")
     parser.add_argument("--floor-repeats", type=int, default=10, help="runs per submission for the floor's median")
+    parser.add_argument("--grader-only", action="store_true", help="only the course grader's batch and the floor "
+                                                                   "(quicker, while working on the grader's speed)")
     parser.add_argument("--profile", type=Path, help="also grade the batch once in this process under cProfile "
                                                      "and write the profile here")
     args = parser.parse_args()
@@ -203,16 +209,17 @@ def main() -> None:
         subs = tmp / "submissions"
         make_submissions(subs, args.n, args.lesson)
         floors = floor(subs, source, args.floor_repeats)
-        results = {
-            "course grader (batch)": timed(run_batch, subs, source, tmp / "out", args.workers, "auto", None,
-                                           phases["course grader (batch)"]),
-            "grader, basic sandbox": timed(run_batch, subs, source, tmp / "out-basic", args.workers, "basic", None,
-                                           phases["grader, basic sandbox"]),
-            "grader on Dask": timed(run_batch, subs, source, tmp / "out-dask", args.workers, "auto", scheduler,
-                                    phases["grader on Dask"]),
-            "sequential nbclient": timed(run_sequential_nbclient, subs, source),
-            "nbgrader autograde": timed(run_nbgrader, subs, source, tmp / "course"),
-        }
+        results = {"course grader (batch)": timed(run_batch, subs, source, tmp / "out", args.workers, "auto", None,
+                                                  phases["course grader (batch)"])}
+        if not args.grader_only:
+            results |= {
+                "grader, basic sandbox": timed(run_batch, subs, source, tmp / "out-basic", args.workers, "basic",
+                                               None, phases["grader, basic sandbox"]),
+                "grader on Dask": timed(run_batch, subs, source, tmp / "out-dask", args.workers, "auto", scheduler,
+                                        phases["grader on Dask"]),
+                "sequential nbclient": timed(run_sequential_nbclient, subs, source),
+                "nbgrader autograde": timed(run_nbgrader, subs, source, tmp / "course"),
+            }
         if args.profile:
             profile_batch(subs, source, tmp / "out-profile", args.profile)
     base = results["course grader (batch)"]
@@ -225,7 +232,7 @@ def main() -> None:
     for way, (seconds, scores) in results.items():
         agree = "yes" if scores == base[1] else "NO"
         # the batch ways: the worker time the grader measured; the sequential ways: one process, so the wall time
-        worker = (statistics.mean(sum(t.values()) for t in phases[way].values())
+        worker = (statistics.mean(sum(t.get(name, 0.0) for name in PHASES) for t in phases[way].values())
                   if phases.get(way) else seconds / args.n)
         print(f"{way:24} {seconds:8.1f} {60 * args.n / seconds:9.1f} {seconds / base[0]:15.1f}x {agree:>13} "
               f"{ms(worker):>14} {worker / floor_per_sub:7.1f}x {ms(worker - floor_per_sub):>13}")
@@ -234,12 +241,17 @@ def main() -> None:
             split = ", ".join(f"{name} {ms(statistics.mean(t.get(name, 0.0) for t in timings.values()))}"
                               for name in PHASES)
             print(f"  {way}, ms per submission: {split}")
+            starts = [t[WORKER_START] for t in timings.values() if WORKER_START in t]
+            if starts:
+                print(f"    and once per worker, before its first submission (not in the time per submission): "
+                      f"{WORKER_START} {ms(statistics.mean(starts))} ms, {len(starts)} worker(s)")
     disagreements = {name: {way: r[1].get(name) for way, r in results.items()}
                      for name in base[1] if len({r[1].get(name) for r in results.values()}) > 1}
     for name, differing in sorted(disagreements.items()):
         print(f"  differs: {name}: {differing}")
-    cost = (base[0] - results["grader, basic sandbox"][0]) * args.workers / args.n
-    print(f"sandbox cost: {1000 * cost:+.0f} ms of worker time per submission (full vs basic, same run)")
+    if "grader, basic sandbox" in results:
+        cost = (base[0] - results["grader, basic sandbox"][0]) * args.workers / args.n
+        print(f"sandbox cost: {1000 * cost:+.0f} ms of worker time per submission (full vs basic, same run)")
     if args.profile:
         print(f"profile of one batch graded in this process: {args.profile} (python -m pstats {args.profile})")
 

@@ -37,6 +37,7 @@ from .kernels import zygote
 from .kernels.supply import KernelSupply, worker_supply
 from .notebooks import parse_notebook, read_bytes, write_atomic
 from .pool import run_on_cluster, run_tasks
+from .preload import imported_modules
 from .reference import Reference, grader_digest, reference_for
 from .report import Report, feedback_html, printable
 from .timing import phase, phases
@@ -119,6 +120,18 @@ def _reference(path: Path, source_bytes: bytes, limits: Limits, supply: KernelSu
     except Exception as error:  # noqa: BLE001 - a source that breaks the grader is its submissions' error rows
         logger.debug("the reference run of %s failed", path, exc_info=True)
         return GraderError(f"grader error in the reference run of {path}: {type(error).__name__}: {error}"[:500])
+
+
+def _imports(used: set[Path], sources: dict[Path, bytes]) -> tuple[str, ...]:
+    """The modules the sources in use import (``grader.preload``); a source that cannot be read names none (its
+    submissions get its error from the reference run)."""
+    notebooks = []
+    for path in sorted(used):
+        try:
+            notebooks.append(parse_notebook(sources[path], path))
+        except GraderError:
+            continue
+    return imported_modules(notebooks)
 
 
 def _unnamed(error: str, submission: Path, root: Path) -> str:
@@ -273,7 +286,7 @@ def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out
     sources: dict[Path, bytes] = {}
     references: dict[Path, str | GraderError] = {}
     times: dict[str, float] = {}
-    supply = KernelSupply(limits.memory_bytes)  # the reference runs' kernels, closed before any student code runs
+    graded: list[tuple[Path, bytes, Path, str, str]] = []  # to grade: path, bytes, source, slug, cache key
     for path in find_submissions(directory, out):  # every input in memory before any student code runs
         try:
             data = _read(path)
@@ -292,6 +305,11 @@ def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out
         if cached is not None:
             rows.append({**_error_row(path, directory, ""), "source": str(matched), **cached, "cached": "yes"})
             continue
+        graded.append((path, data, matched, slug, key))
+    modules = _imports({matched for _, _, matched, _, _ in graded}, sources)
+    zygote.preload(modules)
+    supply = KernelSupply(limits.memory_bytes)  # the reference runs' kernels, closed before any student code runs
+    for path, data, matched, slug, key in graded:
         if matched not in references:
             references[matched] = _reference(matched, sources[matched], limits, supply, name_mistakes)
         reference = references[matched]
@@ -303,8 +321,8 @@ def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out
     supply.close()
     zygote.release()  # the reference runs' kernels are gone; nothing of them outlives them here
     done: Iterable[tuple[int, Graded | BaseException]] = (
-        run_tasks(grade_one, tasks, workers, limits) if scheduler is None
-        else run_on_cluster(scheduler, grade_one, tasks, limits, [slug for slug, _ in saves]))
+        run_tasks(grade_one, tasks, workers, limits, modules) if scheduler is None
+        else run_on_cluster(scheduler, grade_one, tasks, limits, [slug for slug, _ in saves], modules))
     with contextlib.ExitStack() as stack:
         if progress:  # a log line is printed above the bar, never through it
             from tqdm import tqdm

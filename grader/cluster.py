@@ -34,19 +34,20 @@ _grading = threading.Lock()  # one submission at a time per worker process, what
 class KernelSupplyPlugin(WorkerPlugin):
     """Gives a Dask worker process the warm, sandboxed kernel supply of a pool worker; closes it with the worker."""
 
-    def __init__(self, memory_limit: int) -> None:
-        self.memory_limit = memory_limit
+    def __init__(self, memory_limit: int, modules: Sequence[str] = ()) -> None:
+        self.memory_limit, self.modules = memory_limit, tuple(modules)
 
     def setup(self, worker: Worker) -> None:
-        """Start this worker's supply (its kernels boot on the task thread, the first time one is taken)."""
-        start_worker_supply(self.memory_limit)
+        """Start this worker's supply (its kernels boot on the task thread, the first time one is taken: this runs
+        on the worker's event loop, where the supply's own loop cannot)."""
+        start_worker_supply(self.memory_limit, self.modules, warm_up=False)
 
     async def teardown(self, worker: Worker) -> None:
         """Stop the supply's kernels, off the worker's event loop (the supply runs a loop of its own)."""
         await asyncio.to_thread(_stop_supply)
 
     def __repr__(self) -> str:
-        return f"KernelSupplyPlugin(memory_limit={self.memory_limit})"
+        return f"KernelSupplyPlugin(memory_limit={self.memory_limit}, {len(self.modules)} modules)"
 
 
 def _stop_supply() -> None:
@@ -108,17 +109,19 @@ def connect(scheduler: str) -> Iterator[Client]:
 
 
 def run_tasks(scheduler: str, function: Callable[..., R], tasks: Sequence[tuple[Any, ...]], limits: Limits,
-              names: Sequence[str] | None = None) -> Iterator[tuple[int, R | BaseException]]:
+              names: Sequence[str] | None = None, modules: Sequence[str] = ()
+              ) -> Iterator[tuple[int, R | BaseException]]:
     """Run ``function(*task)`` for every task on the cluster; yield (task index, result or exception) as each ends.
 
     It connects before it returns (a bad scheduler fails here, before any result). ``names`` label the
-    tasks' keys (as the dashboard shows them). A task that ends in KilledWorker is submitted again
-    alone, after the others; if its workers die again, its KilledWorker is its result.
+    tasks' keys (as the dashboard shows them); each worker's zygote imports ``modules``. A task that ends in
+    KilledWorker is submitted again alone, after the others; if its workers die again, its KilledWorker is its
+    result.
     """
     stack = ExitStack()
     client = stack.enter_context(connect(scheduler))
     try:
-        client.register_plugin(KernelSupplyPlugin(limits.memory_bytes), name=PLUGIN)
+        client.register_plugin(KernelSupplyPlugin(limits.memory_bytes, modules), name=PLUGIN)
     except BaseException:
         stack.close()
         raise

@@ -19,6 +19,7 @@ from .metadata import grade_id, is_solution, metadata_problems, tags
 from .mistakes import wrong_answers
 from .notebooks import dumps, read_notebook, tidy, write_atomic
 from .pool import run_tasks
+from .preload import imported_modules
 from .reference import reference_for
 from .testcells import problems as rule_problems
 
@@ -169,11 +170,12 @@ def run_task(kind: str, args: tuple[Path, ...], limits: Limits = DEFAULT_LIMITS)
         return [str(error)]
 
 
-def check_tasks(tasks: Sequence[Task], workers: int | None = None,
-                limits: Limits = DEFAULT_LIMITS) -> dict[Task, list[str]]:
-    """Run the given checks in parallel (one pool, warm kernels); each task's problems."""
+def check_tasks(tasks: Sequence[Task], workers: int | None = None, limits: Limits = DEFAULT_LIMITS,
+                modules: Sequence[str] = ()) -> dict[Task, list[str]]:
+    """Run the given checks in parallel (one pool, warm kernels that find ``modules`` imported); each task's
+    problems."""
     found: dict[Task, list[str]] = {}
-    for index, result in run_tasks(run_task, [(*task, limits) for task in tasks], workers, limits):
+    for index, result in run_tasks(run_task, [(*task, limits) for task in tasks], workers, limits, modules):
         if isinstance(result, BaseException):
             raise result
         found[tasks[index]] = result
@@ -183,5 +185,8 @@ def check_tasks(tasks: Sequence[Task], workers: int | None = None,
 def check_course(root: str | os.PathLike[str] = ".", workers: int | None = None, limits: Limits = DEFAULT_LIMITS,
                  lessons: Sequence[str] = (), mistakes: bool = True) -> list[str]:
     """Run every check (or those of the given lessons) in parallel and return all problems, sorted."""
-    found = check_tasks(course_tasks(Path(root), list(lessons), mistakes), workers, limits)
+    root = Path(root)
+    modules = imported_modules(read_notebook(path) for path in solution_notebooks(root) + guided_notebooks(root)
+                               if chosen(path, list(lessons)))
+    found = check_tasks(course_tasks(root, list(lessons), mistakes), workers, limits, modules)
     return sorted(problem for problems in found.values() for problem in problems)

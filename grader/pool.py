@@ -21,20 +21,21 @@ from .kernels.uids import sweep_orphans
 R = TypeVar("R")
 
 
-def worker_pool(workers: int | None, limits: Limits) -> ProcessPoolExecutor:
-    """A process pool of ``workers`` (default: one per core), each with a warm kernel supply."""
+def worker_pool(workers: int | None, limits: Limits, modules: Sequence[str] = ()) -> ProcessPoolExecutor:
+    """A process pool of ``workers`` (default: one per core), each with a warm kernel supply whose kernels find
+    ``modules`` imported (``grader.preload``)."""
     return ProcessPoolExecutor(max(1, workers or os.cpu_count() or 1), initializer=start_worker_supply,
-                               initargs=(limits.memory_bytes,))
+                               initargs=(limits.memory_bytes, tuple(modules)))
 
 
 def run_tasks(function: Callable[..., R], tasks: Sequence[tuple[Any, ...]], workers: int | None,
-              limits: Limits) -> Iterator[tuple[int, R | BaseException]]:
+              limits: Limits, modules: Sequence[str] = ()) -> Iterator[tuple[int, R | BaseException]]:
     """Run ``function(*task)`` for every task in a worker pool; yield (task index, result or exception) as each ends.
 
     A task whose worker died twice (once in the shared pool, once alone) yields its BrokenProcessPool.
     """
     unfinished: list[int] = []
-    with worker_pool(workers, limits) as pool:
+    with worker_pool(workers, limits, modules) as pool:
         futures: dict[Future[R], int] = {pool.submit(function, *task): i for i, task in enumerate(tasks)}
         for future in as_completed(futures):
             try:
@@ -46,7 +47,7 @@ def run_tasks(function: Callable[..., R], tasks: Sequence[tuple[Any, ...]], work
     alone: ProcessPoolExecutor | None = None
     try:
         for i in sorted(unfinished):
-            alone = alone or worker_pool(1, limits)
+            alone = alone or worker_pool(1, limits, modules)
             try:
                 yield i, alone.submit(function, *tasks[i]).result()
             except BrokenProcessPool as error:
@@ -62,11 +63,12 @@ def run_tasks(function: Callable[..., R], tasks: Sequence[tuple[Any, ...]], work
 
 
 def run_on_cluster(scheduler: str, function: Callable[..., R], tasks: Sequence[tuple[Any, ...]], limits: Limits,
-                   names: Sequence[str] | None = None) -> Iterator[tuple[int, R | BaseException]]:
+                   names: Sequence[str] | None = None, modules: Sequence[str] = ()
+                   ) -> Iterator[tuple[int, R | BaseException]]:
     """``run_tasks`` on the Dask cluster at ``scheduler`` (``tcp://HOST:PORT``, or ``local:N`` to start one here)."""
     try:
         from .cluster import run_tasks as run_on_dask
     except ImportError as error:
         raise ClusterError(f"--scheduler needs dask.distributed ({error.name or 'it'} is not installed): "
                            "pip install 'handoffs-course[cluster]'") from None
-    return run_on_dask(scheduler, function, tasks, limits, names)
+    return run_on_dask(scheduler, function, tasks, limits, names, modules)

@@ -4,21 +4,62 @@ A test cell reaches the kernel with each ``assert_same(actual, expected, what)``
 ``check(k, actual, what)`` (``grader.testcells``): the kernel never sees the expected side. In
 the reference run of the solution the rewritten call also carries ``expected=``. What this
 sends is only data: a forged, repeated or missing report fails its check in the grader.
+
+Reports go out together, as one display message holding a list, when the request ends
+(IPython's ``post_execute`` event, which runs whether the code raised or not) or once
+``BATCH`` of them or ``BATCH_CHARS`` of JSON are waiting: one message per test part instead of one
+per check, each far under the size a grader's socket accepts (``grader.kernels.channels``).
 """
 
+import json
 from typing import Any
 
 from .values import encode
 
 MIME = "application/vnd.handoffs-grader.check+json"
 WHAT_CHARS = 500
+BATCH = 64
+BATCH_CHARS = 256 * 1024
+
+_waiting: list[dict[str, Any]] = []
+_chars = 0
+_hooked = False
 
 
 def check(index: int, actual: Any, what: Any = "valor", **expected: Any) -> None:
-    """Send check ``index``: ``actual`` (and ``expected``, in the reference run) encoded, with its description."""
-    from IPython.display import publish_display_data
-
+    """Report check ``index``: ``actual`` (and ``expected``, in the reference run) encoded, with its description."""
+    global _chars
     report: dict[str, Any] = {"check": index, "actual": encode(actual), "what": str(what)[:WHAT_CHARS]}
     if "expected" in expected:
         report["expected"] = encode(expected["expected"])
-    publish_display_data({MIME: report})
+    _waiting.append(report)
+    _chars += len(json.dumps(report))
+    if len(_waiting) >= BATCH or _chars >= BATCH_CHARS or not _flushed_at_the_end():
+        flush()
+
+
+def flush() -> None:
+    """Send the reports still waiting, as one display message (a list of reports)."""
+    global _chars
+    if _waiting:
+        from IPython.display import publish_display_data
+
+        reports = _waiting.copy()
+        _waiting.clear()
+        _chars = 0
+        publish_display_data({MIME: reports})
+
+
+def _flushed_at_the_end() -> bool:
+    """Whether the end of this request sends what waits (``flush`` on ``post_execute``), registered the first time;
+    False outside IPython."""
+    global _hooked
+    if not _hooked:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        if shell is None:
+            return False
+        shell.events.register("post_execute", flush)
+        _hooked = True
+    return True

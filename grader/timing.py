@@ -15,7 +15,10 @@ PHASES = ("start-up", "assemble", "run", "compare", "report", "files")
 """start-up: taking a started kernel and stopping it; assemble: parsing, checking and assembling the submission;
 run: its cells in the kernel; compare: verdicts and mistakes; report: the report and the feedback page;
 files: writing them (in the batch's client)."""
-
+WORKER_START = "worker start"
+"""Once per worker process, before its first task: its zygote and first kernels started. Recorded with the worker's
+first submission but not one of its PHASES: a cost per batch, not per submission."""
+_once: dict[str, float] = {}
 
 
 class _Record:
@@ -40,12 +43,19 @@ _record: contextvars.ContextVar[_Record | None] = contextvars.ContextVar("grader
 def phases() -> Iterator[dict[str, float]]:
     """A fresh record of seconds per phase for the code run inside this block (filled when the block ends)."""
     record = _Record()
+    record.seconds.update(_once)
+    _once.clear()
     token = _record.set(record)
     try:
         yield record.seconds
     finally:
         record.switch(None)
         _record.reset(token)
+
+
+def once(name: str, seconds: float) -> None:
+    """Time spent once in this process, outside any submission: added to the next record ``phases`` opens."""
+    _once[name] = _once.get(name, 0.0) + seconds
 
 
 @contextlib.contextmanager

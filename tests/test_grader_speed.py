@@ -1,11 +1,13 @@
-"""The pieces that make grading faster change no result: the scrubber's cut-short search, the phase record."""
+"""The pieces that make grading faster change no result: the scrubber's cut-short search, the phase record, the
+modules a lesson's kernels find preloaded."""
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from nbformat.v4 import new_code_cell
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from grader import timing
 from grader.hidden import MASK, MIN_PARTIAL, Scrubber
+from grader.preload import imported_modules
 from grader.timing import phase, phases
 
 HIDDEN = new_code_cell('assert_same(f(1), 2)\n### BEGIN HIDDEN TESTS\nassert_same(quote_total(5), 10000)\n'
@@ -49,3 +51,25 @@ def test_a_phase_outside_a_record_records_nothing():
     with phases() as record:
         pass
     assert record == {}
+
+
+def test_time_spent_once_goes_to_the_next_record_only():
+    timing.once(timing.WORKER_START, 1.5)
+    with phases() as first:
+        pass
+    with phases() as second:
+        pass
+    assert first == {timing.WORKER_START: 1.5} and second == {}
+
+
+def test_a_lessons_imports_are_read_from_its_code_cells_only():
+    nb = new_notebook(cells=[
+        new_markdown_cell("import from_markdown"),
+        new_code_cell("import json, os.path as p\nfrom handoffs.examples import reservo, ticket\nfrom . import local\n"
+                      "from star import *"),
+        new_code_cell("%matplotlib inline\nimport wave\n!pip install not_python"),
+        new_code_cell("def broken(:\n    import never_parsed"),
+        new_code_cell("import importlib\nimportlib.import_module('dynamic')"),
+    ])
+    assert imported_modules([nb]) == ("handoffs.examples", "handoffs.examples.reservo", "handoffs.examples.ticket",
+                                      "importlib", "json", "os.path", "star", "wave")

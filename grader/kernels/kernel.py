@@ -6,17 +6,19 @@ import os
 import subprocess
 import sys
 import tempfile
+from time import monotonic
 
 import zmq
+import zmq.asyncio
 from jupyter_client.asynchronous.client import AsyncKernelClient
 from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import Bool, Int, Type, Unicode
 
 from ..cleanup import remove_tree
-from ..errors import GraderError
+from ..errors import GraderError, KernelStartTimeout, SandboxError
 from . import zygote
-from .channels import CONTROL_QUEUE, MAX_MESSAGE, CappedKernelClient
+from .channels import CONTROL_QUEUE, MAX_MESSAGE, CappedKernelClient, burst
 from .folders import run_folder
 from .mode import sandbox_mode
 from .uids import UidLease
@@ -26,6 +28,8 @@ from .uids import UidLease
 # packs with it, and a print flood killed the kernel under its memory limit (tests/test_grader_hostile.py)
 KERNEL_ARGUMENTS = ["--HistoryManager.enabled=False", "--HistoryManager.hist_file=:memory:",
                     "--Session.packer=json", "--Session.unpacker=json"]
+RESEND = 0.2  # seconds after a kernel_info reply without its idle status before another is sent
+CHECK_EVERY = 1.0  # seconds between two kernel_info requests while the kernel has not replied
 MAX_SOCKETS_PATH = 100  # an IPC socket's path (sockets + "/k-1") must fit in 107 bytes
 logger = logging.getLogger(__name__)
 
@@ -117,7 +121,43 @@ class Kernel:
         # only shell and iopub, both capped: no stdin (input() then fails at once instead of waiting for an
         # answer), no control or heartbeat socket a kernel could flood (interrupts and shutdowns go by signal)
         self.kc.start_channels(stdin=False, hb=False, control=False)
-        await self.kc.wait_for_ready(timeout=timeout)
+        if not await self.answers(timeout):
+            raise KernelStartTimeout(f"the kernel did not answer within {timeout:g} s")
+
+    async def answers(self, timeout: float) -> bool:
+        """Whether the kernel answers a ``kernel_info`` request on both channels (its reply and its idle status)
+        within ``timeout`` seconds; SandboxError if it dies first.
+
+        jupyter_client's ``wait_for_ready`` ends with 0.2 s of silence on iopub, every time; this ends
+        as soon as its own request's idle status arrives. A request whose reply came without a status
+        was published before the iopub subscription was in place: another is sent (``RESEND``).
+        """
+        kc = self.client
+        shell, iopub = kc.shell_channel, kc.iopub_channel
+        poller = zmq.asyncio.Poller()
+        poller.register(shell.socket, zmq.POLLIN)
+        poller.register(iopub.socket, zmq.POLLIN)
+        sent = {kc.kernel_info()}
+        replied = idle = False
+        now = monotonic()
+        deadline, resend = now + timeout, now + CHECK_EVERY
+        while not (replied and idle):
+            if now >= deadline:
+                return False
+            if now >= resend:
+                if not await self.km.is_alive():
+                    raise SandboxError("the kernel died before it answered")
+                sent.add(kc.kernel_info())
+                resend = now + (RESEND if replied else CHECK_EVERY)
+            await poller.poll(timeout=1000 * (min(deadline, resend) - now))
+            for msg in await burst(iopub):
+                if msg["parent_header"].get("msg_id") in sent and msg["msg_type"] == "status":
+                    idle = idle or msg["content"].get("execution_state") == "idle"
+            for msg in await burst(shell):
+                if msg["parent_header"].get("msg_id") in sent and not replied:
+                    replied, resend = True, min(resend, monotonic() + RESEND)
+            now = monotonic()
+        return True
 
     @property
     def client(self) -> CappedKernelClient:

@@ -18,12 +18,12 @@ from typing import Any
 import zmq
 import zmq.asyncio
 
+from .channels import burst
 from .kernel import Kernel
 
 IOPUB_GRACE = 5.0   # seconds to wait, after the reply, for the request's last outputs (its "idle" status)
 CHECK_EVERY = 1.0   # seconds between two checks that the kernel lives and its reply was not refused
 HEAL_TIMEOUT = 10.0
-BURST = 64          # iopub messages read in a row before the shell channel and the clock are looked at
 
 
 class Outcome(enum.Enum):
@@ -59,32 +59,15 @@ async def heal(kernel: Kernel) -> bool:
     """Reconnect the sockets that refused an oversized message; True if any did.
 
     A new iopub subscription misses what the kernel publishes before it is in place, so this
-    returns once a status message arrives on it (or after ``HEAL_TIMEOUT``).
+    returns once a request's status arrives on it (``Kernel.answers``, or after ``HEAL_TIMEOUT``).
     """
     kc = kernel.client
     healed = [channel for channel in ("shell", "iopub") if kc.refused(channel)]
     for channel in healed:
         kc.reconnect(channel)
-    deadline = monotonic() + HEAL_TIMEOUT
-    while "iopub" in healed and monotonic() < deadline:
-        kc.kernel_info()  # its busy/idle status goes to every subscriber already in place
-        try:
-            await kc.iopub_channel.get_msg(timeout=0.2)
-            break
-        except Empty:
-            continue
+    if "iopub" in healed:
+        await kernel.answers(HEAL_TIMEOUT)
     return bool(healed)
-
-
-async def _burst(channel: Any) -> list[dict[str, Any]]:
-    """The messages waiting on ``channel``, at most ``BURST`` of them."""
-    messages: list[dict[str, Any]] = []
-    while len(messages) < BURST:
-        try:
-            messages.append(await channel.get_msg(timeout=0))
-        except Empty:
-            break
-    return messages
 
 
 async def request(kernel: Kernel, send: Send, timeout: float, grace: float,
@@ -127,7 +110,7 @@ async def request(kernel: Kernel, send: Send, timeout: float, grace: float,
                 idle = True  # the rest of the outputs is lost; heal says so below
         ready = dict(await poller.poll(timeout=1000 * min(deadline - now, check - now)))
         if iopub.socket in ready:
-            for msg in await _burst(iopub):
+            for msg in await burst(iopub):
                 if msg["parent_header"].get("msg_id") != msg_id:
                     continue
                 if msg["msg_type"] == "status":

@@ -12,9 +12,12 @@ import collections
 import contextvars
 import multiprocessing.util
 import os
-from collections.abc import Coroutine
+import time
+from collections.abc import Coroutine, Sequence
 from typing import Any, TypeVar
 
+from ..timing import WORKER_START, once
+from . import zygote
 from .kernel import Kernel, start_kernel
 
 T = TypeVar("T")
@@ -50,11 +53,18 @@ async def _finish(tasks: "set[asyncio.Task[None]]") -> None:
 _worker_supply: "KernelSupply | None" = None
 
 
-def start_worker_supply(memory_limit: int) -> None:
-    """Process-pool initializer: give this worker process a warm KernelSupply, closed when it exits."""
+def start_worker_supply(memory_limit: int, modules: Sequence[str] = (), warm_up: bool = True) -> None:
+    """Process-pool initializer: give this worker process a KernelSupply, closed when it exits, whose kernels find
+    ``modules`` imported (``grader.kernels.zygote.preload``); ``warm_up`` boots them before the worker's first task
+    (that time is recorded apart: ``grader.timing.WORKER_START``)."""
     global _worker_supply
+    start = time.perf_counter()
+    zygote.preload(modules)
     _worker_supply = KernelSupply(memory_limit)
     multiprocessing.util.Finalize(None, _worker_supply.close, exitpriority=10)
+    if warm_up:
+        _worker_supply.warm_up()
+        once(WORKER_START, time.perf_counter() - start)
 
 
 def stop_worker_supply() -> None:
@@ -105,6 +115,14 @@ class KernelSupply:
         task = asyncio.ensure_future(kernel.stop())
         self.retiring.add(task)
         task.add_done_callback(self.retiring.discard)
+
+    def warm_up(self) -> None:
+        """Boot the spare kernels now (this process's zygote with them) and wait until they are ready."""
+        async def fill() -> None:
+            while self.warm and len(self.spares) < self.ahead:
+                self.spares.append(asyncio.ensure_future(_boot(self.memory_limit)))
+            await asyncio.gather(*self.spares, return_exceptions=True)  # a failed boot is retried by take
+        self.runner.run(fill())
 
     def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         """Run a coroutine on this supply's event loop, in the caller's context (``grader.timing`` records it)."""

@@ -8,6 +8,8 @@ one. jupyter_client drives it through ``grader.kernels.provisioning.ZygoteProvis
 The zygote never runs student code: it runs as the grader, imports, forks and reaps. It dies
 with the grader process that started it, and a child it forked dies with it.
 ``GRADER_ZYGOTE=0`` turns it off: every kernel is then a fresh ``python -m grader.sandbox``.
+Besides ``PRELOAD``, it imports the modules the lessons being graded import (``preload``, from the
+sources only: ``grader.preload``), so a kernel does not import them again.
 """
 
 import importlib
@@ -18,14 +20,20 @@ import signal
 import socket
 import subprocess
 import sys
-from types import FrameType
+from collections.abc import Sequence
+from types import FrameType, ModuleType
 
 from .. import sandbox
 from ..errors import SandboxError
 from .folders import run_folder
 
 PRELOAD = ("ipykernel.kernelapp", "ipykernel.ipkernel", "ipykernel.zmqshell", "ipykernel.debugger", "IPython",
-           "IPython.core.debugger", "handoffs", "reservo_tools", "grader")
+           "IPython.core.debugger", "handoffs", "reservo_tools", "grader",
+           # what a kernel imports as it starts and at its first check
+           "IPython.core.completerlib", "IPython.core.oinspect", "IPython.extensions.storemagic", "faulthandler",
+           "tornado.platform.asyncio", "concurrent.futures.thread", "grader.probe")
+
+START_TIMEOUT = 120.0  # seconds for the zygote to import everything
 
 
 def enabled() -> bool:
@@ -48,6 +56,19 @@ def start_in_process(command: list[str], env: dict[str, str]) -> None:
     os._exit(0)
 
 
+def _import(name: str) -> None:
+    """Import a module a lesson imports, if it is one: ``m.n`` may name a class of ``m``; a failure is the kernel's
+    to meet, as it would without the zygote."""
+    parent, _, attribute = name.rpartition(".")
+    found = getattr(sys.modules[parent], attribute, None) if parent in sys.modules else None
+    if found is not None and not isinstance(found, ModuleType):
+        return
+    try:
+        importlib.import_module(name)
+    except Exception:  # noqa: BLE001, S110 - not importable here: the kernel imports it, or fails, itself
+        pass
+
+
 def _reap(signum: int, frame: FrameType | None) -> None:
     try:
         while os.waitpid(-1, os.WNOHANG)[0]:
@@ -57,7 +78,8 @@ def _reap(signum: int, frame: FrameType | None) -> None:
 
 
 def serve(fd: int, parent: int) -> None:
-    """The zygote's loop: one JSON line of launcher arguments in, one child pid out, until end of file."""
+    """The zygote's loop: first a JSON line of modules to import, then one JSON line of launcher arguments in,
+    one child pid out, until end of file."""
     sandbox.die_with_parent()
     if os.getppid() != parent:
         os._exit(1)
@@ -68,6 +90,8 @@ def serve(fd: int, parent: int) -> None:
     signal.signal(signal.SIGCHLD, _reap)
     channel = socket.socket(fileno=fd)
     requests = channel.makefile("rb")
+    for name in json.loads(requests.readline() or "[]"):
+        _import(str(name))
     channel.sendall(b"ready\n")
     zygote = os.getpid()
     for line in requests:
@@ -88,18 +112,26 @@ def serve(fd: int, parent: int) -> None:
 class Zygote:
     """The grader side: start the zygote, and ask it for one forked launcher per kernel."""
 
-    def __init__(self, home: str) -> None:
+    def __init__(self, home: str, modules: Sequence[str] = ()) -> None:
         ours, theirs = socket.socketpair()
         env = {**sandbox.KERNEL_ENV, "HOME": home}  # what the preloaded modules see: the kernels' environment
+        self.modules = tuple(modules)
         self.process = subprocess.Popen(
             [sys.executable, "-m", "grader.kernels.zygote", str(os.getpid()), str(theirs.fileno())],
             pass_fds=[theirs.fileno()], env=env, cwd=home, start_new_session=True,
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         theirs.close()
         self.channel, self.replies = ours, ours.makefile("rb")
-        if self.replies.readline() != b"ready\n":
+        self.channel.sendall(json.dumps(self.modules).encode() + b"\n")
+        self.channel.settimeout(START_TIMEOUT)  # a module that hangs as it is imported
+        try:
+            ready = self.replies.readline() == b"ready\n"
+        except TimeoutError:
+            ready = False
+        if not ready:
             self.close()
-            raise SandboxError("the kernel zygote did not start")
+            raise SandboxError(f"the kernel zygote did not start within {START_TIMEOUT:g} s")
+        self.channel.settimeout(None)
 
     def alive(self) -> bool:
         """Whether the zygote still runs (a basic-mode kernel may have killed it)."""
@@ -121,6 +153,16 @@ class Zygote:
 
 
 _zygotes: dict[int, Zygote] = {}
+_modules: tuple[str, ...] = ()
+
+
+def preload(modules: Sequence[str]) -> None:
+    """The modules the zygote this process starts next imports besides ``PRELOAD`` (``grader.preload``).
+
+    A zygote already running keeps what it has: stopping it would stop its kernels.
+    """
+    global _modules
+    _modules = tuple(modules)
 
 
 def zygote() -> Zygote:
@@ -129,7 +171,7 @@ def zygote() -> Zygote:
 
     pid = os.getpid()
     if pid not in _zygotes or not _zygotes[pid].alive():
-        _zygotes[pid] = Zygote(str(run_folder()))
+        _zygotes[pid] = Zygote(str(run_folder()), _modules)
         multiprocessing.util.Finalize(None, _zygotes[pid].close, exitpriority=5)
     return _zygotes[pid]
 

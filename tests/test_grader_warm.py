@@ -1,0 +1,120 @@
+"""What makes a kernel cheap changes nothing a student sees: the lesson's modules imported once by the zygote,
+the quick readiness handshake, and the check reports sent together."""
+
+import asyncio
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from grader import probe
+from grader.batch import batch
+from grader.errors import SandboxError
+from grader.execute import CellOutputs, Limits, execute
+from grader.generate import student_version
+from grader.kernels import zygote
+from grader.kernels.kernel import start_kernel
+from grader.kernels.request import Outcome, request
+from grader.kernels.request import execute as execute_request
+from grader.notebooks import dumps
+from grader.values import encode
+
+pytestmark = pytest.mark.slow  # kernels: not in make test-fast
+
+LIMITS = Limits(cell_timeout=10, notebook_timeout=60)
+SEEN = "import sys\nprint('wave' in sys.modules, 'no_such_module_xyz' in sys.modules)"
+
+
+def run(*codes):
+    """Run cells in a fresh kernel: (the runs, the printed text per cell)."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code) for code in codes])
+    runs = execute(nb, LIMITS)
+    return runs, ["".join(o.get("text", "") for o in nb.cells[r.index].outputs) for r in runs]
+
+
+@pytest.fixture
+def preloaded():
+    """This process's next zygote imports what is given; afterwards, none (and that zygote is stopped)."""
+    zygote.release()
+    yield zygote.preload
+    zygote.preload(())
+    zygote.release()
+
+
+def test_a_kernel_finds_the_modules_its_zygote_preloaded(preloaded):
+    _, before = run(SEEN)
+    zygote.release()
+    preloaded(("no_such_module_xyz", "wave", "wave.open", "wave.no_such_name"))  # the kernel skips what is not one
+    _, after = run(SEEN)
+    assert before == ["False False\n"] and after == ["True False\n"]
+
+
+def _wave_lesson(folder: Path) -> tuple[Path, Path]:
+    """A source whose test, first, checks that ``wave`` is imported before the lesson's own ``import wave``."""
+    test = nbformat.v4.new_code_cell(
+        "import sys\nassert_same('wave' in sys.modules, True)",
+        metadata={"nbgrader": {"grade": True, "grade_id": "test_wave", "points": 1, "locked": True,
+                               "solution": False, "schema_version": 3}})
+    source = nbformat.v4.new_notebook(cells=[test, nbformat.v4.new_code_cell("import wave")])
+    (folder / "subs").mkdir(parents=True)
+    source_path, submission = folder / "wave.ipynb", folder / "subs" / "student.ipynb"
+    source_path.write_text(dumps(source), encoding="utf-8")
+    submission.write_text(dumps(student_version(source)), encoding="utf-8")
+    return source_path, submission
+
+
+def test_a_batch_preloads_what_its_source_imports(tmp_path, preloaded, monkeypatch):
+    source, submission = _wave_lesson(tmp_path)
+    graded = batch(submission.parent, source, tmp_path / "out", workers=1, limits=LIMITS, progress=False)
+    monkeypatch.setattr("grader.batch.imported_modules", lambda notebooks: ())
+    control = batch(submission.parent, source, tmp_path / "control", workers=1, limits=LIMITS, progress=False)
+    assert [(r["status"], r["score"]) for r in graded] == [("graded", "1")]
+    assert [(r["status"], r["score"]) for r in control] == [("graded", "0")]  # what the test sees without it
+
+
+def test_the_handshake_says_a_kernel_answers_and_that_a_dead_one_died():
+    async def answers_then_dies():
+        kernel = await start_kernel(LIMITS.memory_bytes)
+        try:
+            alive = await kernel.answers(10)
+            died = await request(kernel, execute_request("import os\nos._exit(1)"), 10, 1)
+            assert died.outcome is Outcome.DIED  # its client stays connected, to nothing
+            with pytest.raises(SandboxError, match="died"):
+                await kernel.answers(10)
+            return alive
+        finally:
+            await kernel.stop()
+
+    assert asyncio.run(answers_then_dies()) is True
+
+
+def counted(monkeypatch) -> list[str]:
+    """The kind of every message a kernel's cells send the grader ("report" for a message of check reports)."""
+    kinds: list[str] = []
+    real = CellOutputs.process_message
+
+    def process(self, msg, cell, index):
+        data = msg["content"].get("data") if msg["msg_type"] == "display_data" else None
+        kinds.append("report" if isinstance(data, dict) and probe.MIME in data else msg["msg_type"])
+        return real(self, msg, cell, index)
+
+    monkeypatch.setattr(CellOutputs, "process_message", process)
+    return kinds
+
+
+def test_reports_go_out_together_and_all_arrive(monkeypatch):
+    kinds = counted(monkeypatch)
+    runs, _ = run(f"from grader.probe import check\nfor i in range({probe.BATCH * 2 + 10}):\n    check(i, [i])")
+    assert [r["check"] for r in runs[0].reports] == list(range(probe.BATCH * 2 + 10))
+    assert [r["actual"] for r in runs[0].reports[:2]] == [encode([0]), encode([1])]
+    assert kinds.count("report") == 3  # BATCH, BATCH, then the rest when the request ends
+
+
+def test_large_reports_go_out_apart_and_a_raising_part_still_sends_its_reports(monkeypatch):
+    kinds = counted(monkeypatch)
+    big = probe.BATCH_CHARS  # each report alone is as large as a whole batch may be
+    runs, _ = run(f"from grader.probe import check\ncheck(0, 'a' * {big})\ncheck(1, 'b' * {big})\ncheck(2, 3)",
+                  "from grader.probe import check\ncheck(0, 'before')\nraise ValueError('after')")
+    assert [r["actual"] for r in runs[0].reports] == [encode("a" * big), encode("b" * big), encode(3)]
+    assert kinds.count("report") == 4  # the first alone, the second alone, the third at the end; the raising cell
+    assert runs[1].status == "error" and [r["check"] for r in runs[1].reports] == [0]
