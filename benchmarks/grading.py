@@ -99,9 +99,9 @@ def run_batch(subs: Path, source: Path, out: Path, workers: int, mode: str = "au
 
 
 def in_this_process(function: Callable[..., T], tasks: Sequence[tuple[Any, ...]], workers: int | None,
-                    limits: Limits) -> Iterator[tuple[int, T | BaseException]]:
+                    limits: Limits, modules: Sequence[str] = ()) -> Iterator[tuple[int, T | BaseException]]:
     """``grader.pool.run_tasks`` as one worker that is this process, so a profiler here sees the worker's code."""
-    start_worker_supply(limits.memory_bytes)
+    start_worker_supply(limits.memory_bytes, modules)
     try:
         for index, task in enumerate(tasks):
             yield index, function(*task)
