@@ -183,31 +183,36 @@ def rewrite(source: str, *, expected: bool = False, keep: frozenset[str] = froze
     if markers and not any(call.lineno > hidden_from for call in calls):
         raise CheckRuleError("its hidden tests hold no assert_same check")
     starts = _offsets(source)
+
+    def span(node: ast.stmt | ast.expr) -> tuple[int, int]:
+        """Where ``node`` begins and ends in ``source`` (as ``ast.get_source_segment``, without splitting the cell
+        again for every node)."""
+        return (_position(lines, starts, node.lineno, node.col_offset),
+                _position(lines, starts, node.end_lineno or node.lineno, node.end_col_offset or 0))
+
+    def segment(node: ast.expr) -> str:
+        begin, stop = span(node)
+        return source[begin:stop]
+
     pieces, end, checks = [], 0, []
     replacements: list[tuple[int, int, str]] = []
     for statement in dropped:  # replaced by blank lines: every other line keeps its number
-        begin = _position(lines, starts, statement.lineno, statement.col_offset)
-        stop = _position(lines, starts, statement.end_lineno or statement.lineno, statement.end_col_offset or 0)
+        begin, stop = span(statement)
         replacements.append((begin, stop, "pass" + "\n" * source[begin:stop].count("\n")))
     for index, (call, (actual, expected_node, what)) in enumerate(zip(calls, arguments, strict=True)):
         hidden = call.lineno > hidden_from
-        def segment(_: str, node: ast.expr) -> str:  # ast.get_source_segment without splitting the cell each time
-            return source[_position(lines, starts, node.lineno, node.col_offset):
-                          _position(lines, starts, node.end_lineno or node.lineno, node.end_col_offset or 0)]
-
-        parts = [str(index), segment(source, actual) or ""]
+        parts = [str(index), segment(actual)]
         if what is not None and (expected or not hidden):
-            parts.append(segment(source, what) or "")
+            parts.append(segment(what))
         if expected:
-            parts.append("expected=" + (segment(source, expected_node) or ""))
-        begin = _position(lines, starts, call.lineno, call.col_offset)
-        stop = _position(lines, starts, call.end_lineno or call.lineno, call.end_col_offset or 0)
+            parts.append("expected=" + segment(expected_node))
+        begin, stop = span(call)
         text = f"{PROBE}({', '.join(parts)})"
         text = text[:-1] + "\n" * (source[begin:stop].count("\n") - text.count("\n")) + ")"
         replacements.append((begin, stop, text))
         literal = what.value if isinstance(what, ast.Constant) and isinstance(what.value, str) else None
         checks.append(Check(index, call.lineno, hidden, literal if what is not None else "valor",
-                            segment(source, expected_node)))
+                            segment(expected_node)))
     for begin, stop, text in sorted(replacements):
         pieces += [source[end:begin], text]
         end = stop
