@@ -105,9 +105,13 @@ class KernelSupply:
                 await kernel.stop()
                 kernel = None
         kernel = kernel or await start_kernel(self.memory_limit)
+        self._top_up()
+        return kernel
+
+    def _top_up(self) -> None:
+        """Boot spares (on this loop, in the background) until ``ahead`` are booting or booted."""
         while self.warm and len(self.spares) < self.ahead:
             self.spares.append(asyncio.ensure_future(_boot(self.memory_limit)))
-        return kernel
 
     async def give_back(self, kernel: Kernel) -> None:
         """A used kernel: killed now, with everything it started; the rest of its stop goes on in the background."""
@@ -119,8 +123,7 @@ class KernelSupply:
     def warm_up(self) -> None:
         """Boot the spare kernels now (this process's zygote with them) and wait until they are ready."""
         async def fill() -> None:
-            while self.warm and len(self.spares) < self.ahead:
-                self.spares.append(asyncio.ensure_future(_boot(self.memory_limit)))
+            self._top_up()
             await asyncio.gather(*self.spares, return_exceptions=True)  # a failed boot is retried by take
         self.runner.run(fill())
 

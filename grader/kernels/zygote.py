@@ -115,14 +115,13 @@ class Zygote:
     def __init__(self, home: str, modules: Sequence[str] = ()) -> None:
         ours, theirs = socket.socketpair()
         env = {**sandbox.KERNEL_ENV, "HOME": home}  # what the preloaded modules see: the kernels' environment
-        self.modules = tuple(modules)
         self.process = subprocess.Popen(
             [sys.executable, "-m", "grader.kernels.zygote", str(os.getpid()), str(theirs.fileno())],
             pass_fds=[theirs.fileno()], env=env, cwd=home, start_new_session=True,
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         theirs.close()
         self.channel, self.replies = ours, ours.makefile("rb")
-        self.channel.sendall(json.dumps(self.modules).encode() + b"\n")
+        self.channel.sendall(json.dumps(list(modules)).encode() + b"\n")
         self.channel.settimeout(START_TIMEOUT)  # a module that hangs as it is imported
         try:
             ready = self.replies.readline() == b"ready\n"
