@@ -8,6 +8,7 @@ Only jupyter_client's public API is used: ``execute`` and ``kernel_info`` to sen
 sockets and ``get_msg`` to read, the manager's ``is_alive`` and ``interrupt_kernel``.
 """
 
+import contextlib
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from typing import Any
 import zmq
 import zmq.asyncio
 
+from ..errors import SandboxError
 from .channels import burst
 from .kernel import Kernel
 
@@ -66,7 +68,8 @@ async def heal(kernel: Kernel) -> bool:
     for channel in healed:
         kc.reconnect(channel)
     if "iopub" in healed:
-        await kernel.answers(HEAL_TIMEOUT)
+        with contextlib.suppress(SandboxError):  # it died: the request finds that out itself (Outcome.DIED)
+            await kernel.answers(HEAL_TIMEOUT)
     return bool(healed)
 
 
