@@ -123,13 +123,13 @@ def _reference(path: Path, source_bytes: bytes, limits: Limits, supply: KernelSu
 
 
 def _imports(used: set[Path], sources: dict[Path, bytes]) -> tuple[str, ...]:
-    """The modules the sources in use import (``grader.preload``); a source that cannot be read names none (its
-    submissions get its error from the reference run)."""
+    """The modules the sources in use import (``grader.preload``), read from the sources as ``_source`` keeps
+    them for the reference runs; a source that cannot be used names none (``_reference`` gives its error)."""
     notebooks = []
     for path in sorted(used):
         try:
-            notebooks.append(parse_notebook(sources[path], path))
-        except GraderError:
+            notebooks.append(_source(sources[path], str(path))[0])
+        except Exception:  # noqa: BLE001, S112 - the reference run of that source says what is wrong with it
             continue
     return imported_modules(notebooks)
 
