@@ -235,7 +235,7 @@ def main() -> None:
         worker = (statistics.mean(sum(t.get(name, 0.0) for name in PHASES) for t in phases[way].values())
                   if phases.get(way) else seconds / args.n)
         print(f"{way:24} {seconds:8.1f} {60 * args.n / seconds:9.1f} {seconds / base[0]:15.1f}x {agree:>13} "
-              f"{ms(worker):>14} {worker / floor_per_sub:7.1f}x {ms(worker - floor_per_sub):>13}")
+              f"{ms(worker):>14} {worker / floor_per_sub:7.2f}x {ms(worker - floor_per_sub):>13}")
     for way, timings in phases.items():
         if timings:
             split = ", ".join(f"{name} {ms(statistics.mean(t.get(name, 0.0) for t in timings.values()))}"
