@@ -11,8 +11,8 @@ Importing this module turns the SDK's tracing export off: nothing tries to reach
 
 import asyncio
 import json
-import threading
 from collections.abc import AsyncIterator, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from agents import Agent, Model, ModelResponse, ModelSettings, RunConfig, RunHooks, Runner, Usage, set_tracing_disabled
@@ -97,19 +97,7 @@ class ScriptedSDKModel(Model):
 def run(agent: Agent[Any], input: str | list[TResponseInputItem], *, context: object = None, max_turns: int = 10,
         hooks: RunHooks[Any] | None = None, run_config: RunConfig | None = None) -> RunResult:
     """``Runner.run`` to the end, in a thread with its own event loop; the SDK's exceptions pass through."""
-    outcome: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            outcome["result"] = asyncio.run(Runner.run(agent, input, context=context, max_turns=max_turns,
-                                                       hooks=hooks, run_config=run_config))
-        except BaseException as error:  # noqa: BLE001 - re-raised in the caller's thread
-            outcome["error"] = error
-
-    worker = threading.Thread(target=target, name=f"agents-run-{agent.name}")
-    worker.start()
-    worker.join()
-    if "error" in outcome:
-        raise outcome["error"]
-    result: RunResult = outcome["result"]
+    with ThreadPoolExecutor(1, thread_name_prefix=f"agents-run-{agent.name}") as thread:
+        running = Runner.run(agent, input, context=context, max_turns=max_turns, hooks=hooks, run_config=run_config)
+        result: RunResult = thread.submit(asyncio.run, running).result()
     return result
