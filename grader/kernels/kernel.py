@@ -150,10 +150,10 @@ class Kernel:
                 sent.add(kc.kernel_info())
                 resend = now + (RESEND if replied else CHECK_EVERY)
             await poller.poll(timeout=1000 * (min(deadline, resend) - now))
-            for msg in await burst(iopub):
+            for msg in burst(iopub):
                 if msg["parent_header"].get("msg_id") in sent and msg["msg_type"] == "status":
                     idle = idle or msg["content"].get("execution_state") == "idle"
-            for msg in await burst(shell):
+            for msg in burst(shell):
                 if msg["parent_header"].get("msg_id") in sent and not replied:
                     replied, resend = True, min(resend, monotonic() + RESEND)
             now = monotonic()

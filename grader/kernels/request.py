@@ -5,14 +5,13 @@ over, handing each iopub message that belongs to it to the caller. It ends in on
 (``Outcome``): the kernel replied; it ran past its time and answered the interrupt; it ran past
 its time and did not; it died; or its reply was refused for its size (``grader.kernels.channels``).
 Only jupyter_client's public API is used: ``execute`` and ``kernel_info`` to send, the channels'
-sockets and ``get_msg`` to read, the manager's ``is_alive`` and ``interrupt_kernel``.
+sockets to read (``grader.kernels.channels.burst``), the manager's ``is_alive`` and ``interrupt_kernel``.
 """
 
 import contextlib
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from queue import Empty
 from time import monotonic
 from typing import Any
 
@@ -113,7 +112,7 @@ async def request(kernel: Kernel, send: Send, timeout: float, grace: float,
                 idle = True  # the rest of the outputs is lost; heal says so below
         ready = dict(await poller.poll(timeout=1000 * min(deadline - now, check - now)))
         if iopub.socket in ready:
-            for msg in await burst(iopub):
+            for msg in burst(iopub):
                 if msg["parent_header"].get("msg_id") != msg_id:
                     continue
                 if msg["msg_type"] == "status":
@@ -121,12 +120,9 @@ async def request(kernel: Kernel, send: Send, timeout: float, grace: float,
                 elif on_output is not None:
                     on_output(msg)
         if shell.socket in ready:
-            try:
-                msg = await shell.get_msg(timeout=0)
-            except Empty:
-                continue
-            if reply is None and msg["parent_header"].get("msg_id") == msg_id:  # the first reply is the one
-                reply = msg["content"]
-                deadline = min(deadline, monotonic() + IOPUB_GRACE) if not interrupted else deadline
+            for msg in burst(shell):
+                if reply is None and msg["parent_header"].get("msg_id") == msg_id:  # the first reply is the one
+                    reply = msg["content"]
+                    deadline = min(deadline, monotonic() + IOPUB_GRACE) if not interrupted else deadline
     outcome = Outcome.TIMEOUT if interrupted else Outcome.REPLIED
     return Answer(outcome, reply or {}, lost=await heal(kernel))
