@@ -2,6 +2,8 @@
 the quick readiness handshake, and the check reports sent together."""
 
 import asyncio
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -118,3 +120,23 @@ def test_large_reports_go_out_apart_and_a_raising_part_still_sends_its_reports(m
     assert [r["actual"] for r in runs[0].reports] == [encode("a" * big), encode("b" * big), encode(3)]
     assert kinds.count("report") == 4  # the first alone, the second alone, the third at the end; the raising cell
     assert runs[1].status == "error" and [r["check"] for r in runs[1].reports] == [0]
+
+
+SUPPLY_LEFT_OPEN = """
+import glob, sys
+from grader.kernels.folders import run_folder
+from grader.kernels.supply import KernelSupply
+supply = KernelSupply(2 * 1024 ** 3)
+supply.warm_up()  # kernels booted; the script ends without closing the supply
+print(run_folder())
+"""
+
+
+def test_a_supply_left_open_is_closed_at_exit_without_a_traceback(tmp_path):
+    """Measured before: the supply's close at exit could not start the thread that frees a kernel's folder and uid,
+    and printed a RuntimeError ("cannot schedule new futures after shutdown")."""
+    done = subprocess.run([sys.executable, "-c", SUPPLY_LEFT_OPEN], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).parent.parent)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr and "RuntimeError" not in done.stderr, done.stderr
+    assert not Path(done.stdout.strip()).exists()

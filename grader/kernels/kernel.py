@@ -181,7 +181,10 @@ class Kernel:
             if self.km.has_kernel:
                 await self.km.shutdown_kernel(now=True)
         finally:
-            await asyncio.to_thread(self._release)
+            try:
+                await asyncio.to_thread(self._release)
+            except RuntimeError:  # the interpreter is exiting (a supply closed at exit): no thread starts now
+                self._release()
 
     def _release(self) -> None:
         """Free the uid once nothing runs as it any more, and remove the folders."""
