@@ -2,6 +2,7 @@
 the quick readiness handshake, and the check reports sent together."""
 
 import asyncio
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -140,3 +141,35 @@ def test_a_supply_left_open_is_closed_at_exit_without_a_traceback(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr and "RuntimeError" not in done.stderr, done.stderr
     assert not Path(done.stdout.strip()).exists()
+
+
+COUNT_TRANSFORMS = """tm = get_ipython().input_transformer_manager
+calls = []
+real_transform = tm.transform_cell
+tm.transform_cell = lambda cell: (calls.append(cell), real_transform(cell))[1]"""
+
+
+def test_the_grading_kernel_transforms_each_cell_once():
+    """ipykernel transforms a cell to ask whether it is async and IPython again to run it: 4 calls for these two
+    cells in a stock kernel, measured; the grading kernel's shell keeps the first result for the second call."""
+    _, printed = run("print(type(get_ipython().kernel).__name__, type(get_ipython()).__name__)",
+                     COUNT_TRANSFORMS, "x = 1", "print(len(calls), calls.count('x = 1'))")
+    assert printed[0] == "GradingKernel GradingShell\n"
+    assert printed[3] == "2 1\n"
+
+
+def test_a_cell_sent_again_is_transformed_again():
+    """The kept transform lives for one request: a transformer a cell adds applies to the same source sent later."""
+    add = "get_ipython().input_transformers_post.append(lambda lines: [l.replace(\"'a'\", \"'b'\") for l in lines])"
+    _, printed = run("print('a')", add, "print('a')")
+    assert printed == ["a\n", "", "b\n"]
+
+
+def test_the_grading_kernel_runs_cells_as_ipython_does():
+    """Magics, shell commands, help, inspect and tracebacks as in a stock kernel (IPython's compiler names cells)."""
+    runs, printed = run("def f(x):\n    return 1 / x", "import inspect\nprint(inspect.getsource(f), end='')",
+                        "y = 2\nf(0)", "%time z = 3", "a = !echo hi\nprint(a, z)", "len?")
+    assert [r.status for r in runs] == ["ok", "ok", "error", "ok", "ok", "ok"]
+    assert printed[1] == "def f(x):\n    return 1 / x\n" and printed[4] == "['hi'] 3\n" and "Wall time" in printed[3]
+    frames = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(runs[2].traceback))
+    assert "Cell In[3], line 2" in frames and "Cell In[1], line 2, in f(x)" in frames

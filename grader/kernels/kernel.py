@@ -27,7 +27,8 @@ from .uids import UidLease
 # by the standard json module whatever else is installed: with orjson (langgraph brings it in), jupyter_client
 # packs with it, and a print flood killed the kernel under its memory limit (tests/test_grader_hostile.py)
 KERNEL_ARGUMENTS = ["--HistoryManager.enabled=False", "--HistoryManager.hist_file=:memory:",
-                    "--Session.packer=json", "--Session.unpacker=json"]
+                    "--Session.packer=json", "--Session.unpacker=json",
+                    "--IPKernelApp.kernel_class=grader.kernels.ipython.GradingKernel"]
 RESEND = 0.2  # seconds after a kernel_info reply without its idle status before another is sent
 CHECK_EVERY = 1.0  # seconds between two kernel_info requests while the kernel has not replied
 MAX_SOCKETS_PATH = 100  # an IPC socket's path (sockets + "/k-1") must fit in 107 bytes

@@ -31,7 +31,7 @@ PRELOAD = ("ipykernel.kernelapp", "ipykernel.ipkernel", "ipykernel.zmqshell", "i
            "IPython.core.debugger", "handoffs", "reservo_tools", "grader",
            # what a kernel imports as it starts and at its first check
            "IPython.core.completerlib", "IPython.core.oinspect", "IPython.extensions.storemagic", "faulthandler",
-           "tornado.platform.asyncio", "concurrent.futures.thread", "grader.probe")
+           "tornado.platform.asyncio", "concurrent.futures.thread", "grader.probe", "grader.kernels.ipython")
 
 START_TIMEOUT = 120.0  # seconds for the zygote to import everything
 

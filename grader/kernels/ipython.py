@@ -1,0 +1,46 @@
+"""The kernel the grader runs: ipykernel's ``IPythonKernel`` without two costs of every cell that grading never uses.
+
+* ipykernel transforms a cell (IPython's input transformers: magics, ``!`` commands, ``?``) to
+  ask whether it needs an event loop, then IPython transforms it again to run it. The shell
+  here keeps the first result for the second call of the same request.
+* ipykernel names each cell's code after a murmur2 hash of its source, computed in pure Python,
+  so its debugger can find the cell; a grading kernel has no debugger client. IPython's own
+  compiler names cells as a plain ``ipython`` kernel does.
+
+What the student's code sees is unchanged: the same transforms, the same tracebacks (``Cell In[n]``).
+"""
+
+from typing import Any
+
+from ipykernel.ipkernel import IPythonKernel
+from ipykernel.zmqshell import ZMQInteractiveShell
+from IPython.core.compilerop import CachingCompiler
+from traitlets import Type
+
+
+class GradingShell(ZMQInteractiveShell):
+    """ipykernel's shell, which transforms each request's cell once."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self._transformed: tuple[str, str] | None = None  # (raw cell, its transform) of the running request
+        super().__init__(**kwargs)
+        self.events.register("post_execute", self._forget)
+
+    def transform_cell(self, raw_cell: str) -> str:
+        kept, self._transformed = self._transformed, None
+        if kept is not None and kept[0] == raw_cell:
+            return kept[1]
+        transformed = super().transform_cell(raw_cell)
+        self._transformed = (raw_cell, transformed)
+        return transformed
+
+    def _forget(self) -> None:
+        """After each request: a cell sent again is transformed again (a transformer may have been added)."""
+        self._transformed = None
+
+
+class GradingKernel(IPythonKernel):
+    """``IPythonKernel`` with ``GradingShell`` and IPython's compiler."""
+
+    shell_class = Type(GradingShell)
+    compiler_class = Type(CachingCompiler)
