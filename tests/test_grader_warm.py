@@ -173,3 +173,12 @@ def test_the_grading_kernel_runs_cells_as_ipython_does():
     assert printed[1] == "def f(x):\n    return 1 / x\n" and printed[4] == "['hi'] 3\n" and "Wall time" in printed[3]
     frames = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(runs[2].traceback))
     assert "Cell In[3], line 2" in frames and "Cell In[1], line 2, in f(x)" in frames
+
+
+def test_a_request_brings_its_outputs_and_no_copy_of_its_code(monkeypatch):
+    """A stock kernel re-broadcasts each request's code (``execute_input``, one message more per cell, measured) and
+    sleeps 0.5 ms before each reply; the grading kernel does neither, and every output still arrives."""
+    kinds = counted(monkeypatch)
+    _, printed = run("print(get_ipython().kernel._execute_sleep)", "for i in range(3):\n    print(i, flush=True)")
+    assert printed == ["0.0\n", "0\n1\n2\n"]
+    assert "execute_input" not in kinds and kinds.count("stream") == 4

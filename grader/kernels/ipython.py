@@ -3,6 +3,9 @@
 * ipykernel transforms a cell (IPython's input transformers: magics, ``!`` commands, ``?``) to
   ask whether it needs an event loop, then IPython transforms it again to run it. The shell
   here keeps the first result for the second call of the same request.
+* ipykernel re-broadcasts each request's code on iopub (``execute_input``) for other frontends,
+  and sleeps half a millisecond before each reply in case outputs lag behind it. The grader is
+  the only client, and a request of its ends with the kernel's idle status, after every output.
 * ipykernel names each cell's code after a murmur2 hash of its source, computed in pure Python,
   so its debugger can find the cell; a grading kernel has no debugger client. IPython's own
   compiler names cells as a plain ``ipython`` kernel does.
@@ -15,7 +18,7 @@ from typing import Any
 from ipykernel.ipkernel import IPythonKernel
 from ipykernel.zmqshell import ZMQInteractiveShell
 from IPython.core.compilerop import CachingCompiler
-from traitlets import Type
+from traitlets import Float, Type
 
 
 class GradingShell(ZMQInteractiveShell):
@@ -40,7 +43,11 @@ class GradingShell(ZMQInteractiveShell):
 
 
 class GradingKernel(IPythonKernel):
-    """``IPythonKernel`` with ``GradingShell`` and IPython's compiler."""
+    """``IPythonKernel`` with ``GradingShell`` and IPython's compiler, without the ``execute_input`` broadcast."""
 
     shell_class = Type(GradingShell)
-    compiler_class = Type(CachingCompiler)
+    compiler_class = Type(CachingCompiler)  # type: ignore[assignment]  # ipykernel's trait names its subclass
+    _execute_sleep = Float(0.0)
+
+    def _publish_execute_input(self, code: str, parent: Any, execution_count: int) -> None:
+        """Nothing: no other frontend listens."""
