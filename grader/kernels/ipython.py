@@ -6,6 +6,8 @@
 * ipykernel re-broadcasts each request's code on iopub (``execute_input``) for other frontends,
   and sleeps half a millisecond before each reply in case outputs lag behind it. The grader is
   the only client, and a request of its ends with the kernel's idle status, after every output.
+* IPython formats each error twice: for the student, then again to keep it for ``%notebook``.
+  The second one here is Python's plain traceback.
 * ipykernel names each cell's code after a murmur2 hash of its source, computed in pure Python,
   so its debugger can find the cell; a grading kernel has no debugger client. IPython's own
   compiler names cells as a plain ``ipython`` kernel does.
@@ -13,6 +15,7 @@
 What the student's code sees is unchanged: the same transforms, the same tracebacks (``Cell In[n]``).
 """
 
+import traceback
 from typing import Any
 
 from ipykernel.ipkernel import IPythonKernel
@@ -36,6 +39,13 @@ class GradingShell(ZMQInteractiveShell):
         transformed = super().transform_cell(raw_cell)
         self._transformed = (raw_cell, transformed)
         return transformed
+
+    def _format_exception_for_storage(self, exception: BaseException, filename: str | None = None,
+                                      running_compiled_code: bool = False) -> dict[str, Any]:
+        """An error as IPython keeps it for ``%notebook``, with Python's own traceback: IPython formats each error
+        a second time only to keep it, as costly as the first (stack_data, pygments)."""
+        return {"ename": type(exception).__name__, "evalue": str(exception),
+                "traceback": traceback.format_exception(exception)}
 
     def _forget(self) -> None:
         """After each request: a cell sent again is transformed again (a transformer may have been added)."""

@@ -69,6 +69,18 @@ def _import(name: str) -> None:
         pass
 
 
+def _format_a_traceback() -> None:
+    """Format one traceback as a kernel's IPython does: what that builds on first use (pygments' Python lexer,
+    ``inspect``'s index of modules) is then built once here, not in every kernel that shows an error."""
+    from IPython.core.ultratb import AutoFormattedTB
+
+    try:
+        raise ValueError("a traceback formatted before any kernel is forked")
+    except ValueError as error:
+        AutoFormattedTB(mode="Context", theme_name="linux").structured_traceback(type(error), error,
+                                                                                 error.__traceback__)
+
+
 def _reap(signum: int, frame: FrameType | None) -> None:
     try:
         while os.waitpid(-1, os.WNOHANG)[0]:
@@ -92,6 +104,7 @@ def serve(fd: int, parent: int) -> None:
     requests = channel.makefile("rb")
     for name in json.loads(requests.readline() or "[]"):
         _import(str(name))
+    _format_a_traceback()
     channel.sendall(b"ready\n")
     zygote = os.getpid()
     for line in requests:
