@@ -75,7 +75,7 @@ def _format_a_traceback() -> None:
     from IPython.core.ultratb import AutoFormattedTB
 
     try:
-        raise ValueError("a traceback formatted before any kernel is forked")
+        int("a traceback formatted before any kernel is forked")
     except ValueError as error:
         AutoFormattedTB(mode="Context", theme_name="linux").structured_traceback(type(error), error,
                                                                                  error.__traceback__)
