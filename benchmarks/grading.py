@@ -223,9 +223,8 @@ def main() -> None:
             timings: Timings = {}
             result = timed(run_batch, subs, source, tmp / f"out-{repeat}", args.workers, "auto", None, timings)
             pairs.append((statistics.mean(floors.values()), worker_time(timings), result, timings))
-        ratios = sorted(worker / floor_ms for floor_ms, worker, _, _ in pairs)
-        floor_per_sub, _, median_result, phases["course grader (batch)"] = next(
-            pair for pair in pairs if pair[1] / pair[0] == ratios[(len(ratios) - 1) // 2])
+        floor_per_sub, _, median_result, phases["course grader (batch)"] = sorted(
+            pairs, key=lambda pair: pair[1] / pair[0])[(len(pairs) - 1) // 2]
         results = {"course grader (batch)": median_result}
         if not args.grader_only:
             results |= {

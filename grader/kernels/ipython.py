@@ -1,4 +1,4 @@
-"""The kernel the grader runs: ipykernel's ``IPythonKernel`` without two costs of every cell that grading never uses.
+"""The kernel the grader runs: ipykernel's ``IPythonKernel`` without four costs of every cell that grading never uses.
 
 * ipykernel transforms a cell (IPython's input transformers: magics, ``!`` commands, ``?``) to
   ask whether it needs an event loop, then IPython transforms it again to run it. The shell

@@ -70,8 +70,8 @@ def _import(name: str) -> None:
 
 
 def _format_a_traceback() -> None:
-    """Format one traceback as a kernel's IPython does: what that builds on first use (pygments' Python lexer,
-    ``inspect``'s index of modules) is then built once here, not in every kernel that shows an error."""
+    """Format one traceback as a kernel's IPython does: what that builds on first use (above all ``inspect``'s index
+    of every module's file) is then built once here, not in every kernel that shows an error."""
     from IPython.core.ultratb import AutoFormattedTB
 
     try:
