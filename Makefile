@@ -12,7 +12,7 @@ LAB    := $(VENV)/.lab-settings
 PORT   ?= 8888
 # JupyterLab's root (the student reaches work/ and the repository) and the student's folder, directly
 # under the root (the default URL opens it).
-# tests/test_browser.py points both at a temporary folder.
+# tests/course/test_browser.py points both at a temporary folder.
 LABROOT ?= $(CURDIR)
 WORK   ?= $(LABROOT)/work
 LABDIR := --ServerApp.root_dir=$(LABROOT) --LabApp.default_url=/lab/tree/$(notdir $(WORK))

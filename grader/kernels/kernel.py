@@ -25,7 +25,7 @@ from .uids import UidLease
 
 # no history database to open (nothing reads it), and none written should it be opened anyway; messages packed
 # by the standard json module whatever else is installed: with orjson (langgraph brings it in), jupyter_client
-# packs with it, and a print flood killed the kernel under its memory limit (tests/test_grader_hostile.py)
+# packs with it, and a print flood killed the kernel under its memory limit (tests/grader/test_hostile.py)
 KERNEL_ARGUMENTS = ["--HistoryManager.enabled=False", "--HistoryManager.hist_file=:memory:",
                     "--Session.packer=json", "--Session.unpacker=json",
                     "--IPKernelApp.kernel_class=grader.kernels.ipython.GradingKernel"]

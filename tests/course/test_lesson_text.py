@@ -15,7 +15,7 @@ import pytest
 
 from grader.notebooks import read_notebook
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EN = frozenset("the is are must cannot with got of and to be was were has have for this that its by an should "
                "needs only when which from not there".split())
 ES = frozenset("el la los las de que en un una es se por con para del al y su sus debe sin lo le ya más pero "

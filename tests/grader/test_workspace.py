@@ -12,7 +12,7 @@ from grader.workspace import fill
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_fill_copies_every_notebook_byte_for_byte(tmp_path):

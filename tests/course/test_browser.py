@@ -30,7 +30,7 @@ import pytest
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
 GUIDED = "work/guided/01_handoff_vs_router.ipynb"  # four Mermaid diagrams, two raises-exception cells
 EXERCISES = "work/exercises/03_handoff_pseudo_tool.ipynb"
@@ -425,7 +425,7 @@ def test_the_lab_terminal_runs_the_course_s_python_and_grader(lab: Lab) -> None:
 def test_the_class_report_and_a_feedback_page_show_in_the_browser(browser, tmp_path: Path) -> None:
     """``grader report`` on a batch of 32: class.html's plot is drawn and its tables are there; a feedback page too."""
     from test_classview import class_of
-    from test_grader_mistakes import with_wrong_answers
+    from test_mistakes import with_wrong_answers
 
     from grader.__main__ import main
     from grader.notebooks import dumps

@@ -137,7 +137,7 @@ def test_a_supply_left_open_is_closed_at_exit_without_a_traceback(tmp_path):
     """Measured before: the supply's close at exit could not start the thread that frees a kernel's folder and uid,
     and printed a RuntimeError ("cannot schedule new futures after shutdown")."""
     done = subprocess.run([sys.executable, "-c", SUPPLY_LEFT_OPEN], capture_output=True, text=True, timeout=120,
-                          cwd=Path(__file__).parent.parent)
+                          cwd=Path(__file__).parents[2])
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr and "RuntimeError" not in done.stderr, done.stderr
     assert not Path(done.stdout.strip()).exists()

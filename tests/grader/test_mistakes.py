@@ -9,8 +9,7 @@ import copy
 import json
 
 import pytest
-from fixture_submissions import RIGHT_CHARGE, SOURCE, cell_of, submission
-from nbformat.v4 import new_markdown_cell
+from fixture_submissions import ALWAYS_3000, FULL_PRICE, RIGHT_CHARGE, SOURCE, WRITTEN, submission, with_wrong_answers
 
 from grader.api import grade_notebooks
 from grader.batch import batch
@@ -23,23 +22,6 @@ from grader.report import Report, feedback_html
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
 
 LIMITS = Limits(cell_timeout=10)
-FULL_PRICE = "def charge(price_cents):\n    return price_cents"
-ALWAYS_3000 = "def charge(price_cents):\n    return 3000"
-WRITTEN = {"charge_wrong_full_price": ("**Cobrar el precio entero.** El cargo es la mitad.", FULL_PRICE),
-           "charge_wrong_constant": ("**Devolver el valor del ejemplo.** Solo acierta con 6000.", ALWAYS_3000)}
-
-
-def with_wrong_answers():
-    """The fixture source with both wrong answers written down after the charge exercise."""
-    source = read_notebook(SOURCE)
-    at = source.cells.index(cell_of(source, "charge")) + 1
-    for gid, (text, code) in reversed(WRITTEN.items()):
-        cell = new_markdown_cell(f"{text}\n\n```python\n{code}\n```")
-        cell.metadata.update(nbgrader={"grade": False, "grade_id": gid, "locked": True, "schema_version": 3,
-                                       "solution": False},
-                             tags=["solution-only"], wrong_answer_for="charge", wrong_answer_kind="other")
-        source.cells.insert(at, cell)
-    return source
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,7 @@
 
 ``grader.testcells`` rewrites each ``assert_same(actual, expected, what)`` so the kernel reports
 only the actual side; ``grader.values`` encodes values with their exact types and compares them
-as ``assert_same`` does. The attacks on the whole grader are in test_grader_verdicts.py.
+as ``assert_same`` does. The attacks on the whole grader are in test_verdicts.py.
 """
 
 from pathlib import Path
@@ -12,7 +12,7 @@ import pytest
 from grader.notebooks import read_notebook
 from grader.testcells import CheckRuleError, problems, rewrite
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_rewrite_keeps_every_line_and_drops_only_the_expected_side():

@@ -30,7 +30,7 @@ from grader.notebooks import dumps, read_notebook
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
 
-FIXTURES = Path(__file__).parent / "fixtures" / "grader"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "grader"
 SOURCE = FIXTURES / "source.ipynb"
 CORRECT = FIXTURES / "submissions" / "correct.ipynb"
 LIMITS = Limits(cell_timeout=10, notebook_timeout=60)

@@ -20,7 +20,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 import grader
 from grader.errors import GraderError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MODULES = sorted(name.removeprefix("grader.") for _, name, _ in pkgutil.walk_packages(grader.__path__, "grader.")
                  if not name.endswith("__main__"))
 

@@ -9,7 +9,7 @@ import pytest
 
 from handoffs.examples.lab import LabError, run_lab
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXTENSION = {"assumption": "los ciclos solo aparecen en tickets mal ruteados",
              "measurement": {"cycles_cut": 2, "tickets_mal_ruteados": 2},
              "conclusion": "con la semilla 7, cada ciclo cortado viene de un ticket mal ruteado",

@@ -19,7 +19,7 @@ from grader.notebooks import UnusableNotebook, dumps, read_notebook
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
 
-FIXTURES = Path(__file__).parent / "fixtures" / "grader"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "grader"
 SOURCE = FIXTURES / "source.ipynb"
 
 
@@ -123,7 +123,7 @@ def test_grading_the_solution_itself_reports_nothing_tampered():
     assert "puntuación: 5/5" in done.stdout and "restaurada:" not in done.stdout and "nota:" not in done.stdout
 
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_grade_finds_the_lesson_from_the_notebook_from_any_folder(tmp_path):
@@ -453,7 +453,7 @@ def test_a_failed_check_in_the_students_own_jupyter_shows_the_tests_line_without
     """In the student's own kernel, a failing assert_same reads as an AssertionError at the test's line."""
     from jupyter_client.manager import start_new_kernel
 
-    manager, client = start_new_kernel(kernel_name="python3", cwd=str(Path(__file__).parents[1]))
+    manager, client = start_new_kernel(kernel_name="python3", cwd=str(Path(__file__).parents[2]))
     try:
         client.execute_interactive("from grader import assert_same\ndef f(x):\n    return [x, {'a': 2}]", timeout=60)
         reply = client.execute_interactive('"""Un test."""\nassert_same(f(1), [1, {"a": 1}], "la lista")',

@@ -10,7 +10,7 @@ from grader.nbgrader_course import nbgrader_scores
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
 
-FIXTURES = Path(__file__).parent / "fixtures" / "grader"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "grader"
 CASES = ("correct", "partial", "blank", "edited_tests", "always_equal")
 
 

@@ -6,12 +6,14 @@ test_charge (2, hidden part). The honest answers (quote_total right, charge wron
 
 from pathlib import Path
 
-from nbformat.v4 import new_code_cell
+from nbformat.v4 import new_code_cell, new_markdown_cell
 
 from grader.generate import student_version
 from grader.notebooks import read_notebook
 
-SOURCE = Path(__file__).parent / "fixtures" / "grader" / "source.ipynb"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "grader"
+SUBMISSIONS = FIXTURES / "submissions"
+SOURCE = FIXTURES / "source.ipynb"
 RIGHT_QUOTE = 'def quote_total(hours):\n    return reservo_tools.get_quote("Focus", "pro", hours)["price_cents"]'
 WRONG_CHARGE = "def charge(price_cents):\n    return price_cents"
 RIGHT_CHARGE = "def charge(price_cents):\n    return price_cents // 2"
@@ -32,3 +34,22 @@ def submission(attack="", charge=WRONG_CHARGE, after=None):
     for grade_id, code in (after or {}).items():
         nb.cells.insert(nb.cells.index(cell_of(nb, grade_id)) + 1, new_code_cell(code))
     return nb
+
+
+FULL_PRICE = "def charge(price_cents):\n    return price_cents"
+ALWAYS_3000 = "def charge(price_cents):\n    return 3000"
+WRITTEN = {"charge_wrong_full_price": ("**Cobrar el precio entero.** El cargo es la mitad.", FULL_PRICE),
+           "charge_wrong_constant": ("**Devolver el valor del ejemplo.** Solo acierta con 6000.", ALWAYS_3000)}
+
+
+def with_wrong_answers():
+    """The fixture source with both wrong answers written down after the charge exercise."""
+    source = read_notebook(SOURCE)
+    at = source.cells.index(cell_of(source, "charge")) + 1
+    for gid, (text, code) in reversed(WRITTEN.items()):
+        cell = new_markdown_cell(f"{text}\n\n```python\n{code}\n```")
+        cell.metadata.update(nbgrader={"grade": False, "grade_id": gid, "locked": True, "schema_version": 3,
+                                       "solution": False},
+                             tags=["solution-only"], wrong_answer_for="charge", wrong_answer_kind="other")
+        source.cells.insert(at, cell)
+    return source

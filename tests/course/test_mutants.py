@@ -11,12 +11,12 @@ Here every mutant must be killed, except:
 
 Both lists are keyed by the mutant's key (``<lesson>:<grade_id>: <old line> => <new line>``); an entry
 that names no mutant any more (the solution was edited, or the sample changed) fails
-``test_listed_mutants_exist``: re-run ``python tests/mutation.py NN`` and classify again.
+``test_listed_mutants_exist``: re-run ``python tests/support/mutation.py NN`` and classify again.
 
 Budget (2 cores shared with other workers; a quiet machine was not available): lesson 01's 48 mutants and
 its solution graded in 35 s at load 1.7, about 0.7 s a submission. With N = 12 the course has 560 mutants
 (~400 s at that rate), with N = 8 386 (~285 s; measured: 969 s at load 14-19, 374 killed), with N = 6 294
-(~220 s): N = 6. Measured at N = 6 under load 14-16: ``pytest tests/test_mutants.py`` 285 passed, 7 xfailed
+(~220 s): N = 6. Measured at N = 6 under load 14-16: ``pytest tests/course/test_mutants.py`` 285 passed, 7 xfailed
 in 660 s; after merging main, in two runs at load 5-7: 283 killed, 7 xfailed in 174 + 155 s.
 With the last 7 holes closed (NOT_CAUGHT_BY_VISIBLE_TESTS empty), lessons 01, 02, 03, 05, 06 and 07 at load 7:
 157 mutants killed (and the two list checks) in 281 s.

@@ -17,7 +17,7 @@ from grader.execute import Limits
 from grader.metadata import grade_id
 from grader.notebooks import dumps, read_notebook
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # Sources whose set-up cell alone can outlast the default timeout under load: lesson 12 imports the OpenAI

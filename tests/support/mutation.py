@@ -41,7 +41,7 @@ neither offers operators over Python's ``ast`` that take one cell's source and r
 without driving their runners, and mutatest (``ast``-based) is unmaintained since 2022. The operator
 set above is about 150 lines of ``ast``, so it is written here.
 
-``python tests/mutation.py [NN ...]`` grades the mutants of the named lessons (all by default), one
+``python tests/support/mutation.py [NN ...]`` grades the mutants of the named lessons (all by default), one
 lesson at a time, and prints per exercise the mutants, killed, survived and each survivor's diff.
 """
 
@@ -55,7 +55,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as a script: the repository's grader, not an installed one
-    sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parent)]
+    sys.path[:0] = [str(Path(__file__).resolve().parents[2]), str(Path(__file__).resolve().parent)]
 
 from visible_grading import ROOT, grade_replacements  # noqa: E402
 

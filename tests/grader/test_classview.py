@@ -1,7 +1,7 @@
 """The instructor's class view: ``grader report GRADES_DIR`` on a batch of 32 submissions, nothing run again.
 
 The batch (module fixture) grades the fixture source with two wrong answers written down for
-``charge`` (tests/test_grader_mistakes.py) against: 12 right answers, 8 that charge the full
+``charge`` (tests/grader/test_mistakes.py) against: 12 right answers, 8 that charge the full
 price, 6 that return 3000 for every price, a pair that copied the same unusual answer, 2 that
 also read the calling frame (suspicious), 1 with a test cell edited (restored) and 1 blank.
 """
@@ -12,8 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
-from fixture_submissions import RIGHT_CHARGE, cell_of, submission
-from test_grader_mistakes import ALWAYS_3000, FULL_PRICE, with_wrong_answers
+from fixture_submissions import ALWAYS_3000, FULL_PRICE, RIGHT_CHARGE, cell_of, submission, with_wrong_answers
 
 from grader.__main__ import main
 from grader.batch import batch

@@ -2,7 +2,7 @@
 
 Every check runs in one pool of warm workers (module fixture); each test reads its own problems.
 The check that each written-down wrong answer is named as itself runs here for one lesson;
-tests/test_wrong_answers.py proves it for every lesson, against the tests a student sees.
+tests/course/test_wrong_answers.py proves it for every lesson, against the tests a student sees.
 """
 
 from pathlib import Path
@@ -14,7 +14,7 @@ from grader.execute import Limits
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MISTAKES_LESSON = "04"
 TASKS = course_tasks(ROOT, mistakes=False) + [task for task in course_tasks(ROOT, [MISTAKES_LESSON])
                                               if task[0] == "mistakes"]

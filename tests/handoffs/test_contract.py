@@ -24,7 +24,7 @@ from handoffs.contract import (
 )
 from handoffs.errors import UsageError
 
-SCHEMA_FILE = Path(__file__).resolve().parents[1] / "schemas" / "handoff_contract.v1.json"
+SCHEMA_FILE = Path(__file__).resolve().parents[2] / "schemas" / "handoff_contract.v1.json"
 
 VALID = {
     "version": 1,

@@ -29,7 +29,7 @@ from grader.testcells import rewrite_tests
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LIMITS = Limits(cell_timeout=10)
 HIDDEN_EXPECTED = ("3200", "10000")  # the hidden checks' expected values, in no input of the fixture
 

@@ -14,7 +14,7 @@ from handoffs.contract import HandoffContract, InvalidContract
 from handoffs.errors import HandoffsError, UsageError
 from handoffs.store import ConflictingDelivery, HandoffStore, ReadOnlyStore, StoreError, UnknownHandoff
 
-WORKER = pathlib.Path(__file__).with_name("store_worker.py")
+WORKER = pathlib.Path(__file__).parents[1] / "support" / "store_worker.py"
 
 
 def contract(handoff_id="TCK-4812-h1", **changes):

@@ -26,10 +26,12 @@ import nbformat
 import psutil
 import pytest
 from distributed import Client, LocalCluster, Worker
-from test_grader_fixtures import FIXTURES, LIMITS, SUBMISSIONS, kernels
+from fixture_submissions import FIXTURES, SUBMISSIONS
+from session_kernels import kernels
 
 from grader.__main__ import main
 from grader.batch import batch
+from grader.execute import Limits
 from grader.kernels.mode import sandbox_mode
 from grader.kernels.uids import UID_SLOTS, first_uid
 from grader.notebooks import dumps, read_notebook
@@ -37,6 +39,7 @@ from grader.notebooks import dumps, read_notebook
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
 
 SOURCE = FIXTURES / "source.ipynb"
+LIMITS = Limits(cell_timeout=3)
 
 
 def tree(folder):
