@@ -60,7 +60,7 @@ class TraceEvent:
 
     Raises:
         TraceError: ``kind`` is not one of ``KINDS``.
-    """  # noqa: DOC502
+    """
 
     kind: str
     task_id: str
