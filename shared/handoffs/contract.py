@@ -324,7 +324,8 @@ def canonical_form(value: object) -> dict[str, Any]:
         The canonical dict.
 
     Raises:
-        InvalidContract: the value is not a JSON object, or is too large (see ``read_object``).
+        InvalidContract: the value cannot be read as a JSON object (see ``read_object``), or is a
+            version-0 payload whose ``state`` or ``artifacts`` is malformed.
     """  # noqa: DOC502
     data = read_object(value)
     try:
@@ -344,7 +345,7 @@ def canonical_json(value: object) -> str:
         The JSON text; equal content gives equal text.
 
     Raises:
-        InvalidContract: the value is not a JSON object, or is too large (see ``read_object``).
+        InvalidContract: the value cannot be read as a contract at all (see ``canonical_form``).
     """  # noqa: DOC502
     return json.dumps(canonical_form(value), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 

@@ -438,7 +438,8 @@ def pairing_problems(messages: Messages) -> list[str]:
         messages: the transcript to check.
 
     Returns:
-        One Spanish sentence per problem, in transcript order; an empty list when every pair is whole.
+        One Spanish sentence per problem (unanswered uses first, then each message's orphan or
+        misordered results); an empty list when every pair is whole.
     """
     problems = [f"el tool_use {i!r} no tiene tool_result en el mensaje siguiente"
                 for i in unanswered_tool_uses(messages)]

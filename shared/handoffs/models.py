@@ -42,7 +42,7 @@ class ScriptExhausted(ModelBehaviorError):
 
 
 class ScriptedModel:
-    """A deterministic model that replays a list of turns, one per step. Taught in lesson 03.
+    """A deterministic model that replays a list of turns, one per step. Taught in lesson 01.
 
     ``model[step]`` is a copy of turn ``step``; a step past the end raises ``ScriptExhausted``.
     Building one from a turn that does not have the Messages shape raises ``InvalidTurn``.

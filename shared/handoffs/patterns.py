@@ -259,7 +259,7 @@ def run_with_agent_tools(question: str, caller: str, models: Mapping[str, AnyMod
 
     Raises:
         UsageError: ``pattern`` is neither of the two, or the caller handed off.
-        KeyError: there is no model for the caller or for an agent it may call.
+        KeyError: the caller, or an agent it may call, has no model or no entry in ``registry``.
         MaxTurnsExceeded: the caller used ``max_iterations`` turns without a final answer.
     """  # noqa: DOC503
     if pattern not in ("agent_as_tool", "subagent"):

@@ -422,7 +422,8 @@ class GeminiModel(LiveModel):
     def to_api_messages(self, messages: list[Any]) -> list[Any]:
         """``types.Content`` list: roles user/model, function calls and responses matched by id.
 
-        A call whose signature was never seen gets Google's documented stand-in, on the first call of its turn.
+        The first function call of a turn whose thought signature was never seen gets Google's documented
+        stand-in.
 
         Args:
             messages: the history in the Messages shape; it is not changed.

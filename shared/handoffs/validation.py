@@ -26,6 +26,8 @@ Reason = Literal["invalid", "stale", "unauthorized"]
 class HandoffResult:
     """What the receiver decided about one handoff: accepted, or rejected with a reason and the fields at fault.
 
+    Taught in lesson 06.
+
     Args:
         ok: whether the handoff is accepted.
         reason: why it was rejected: ``"invalid"``, ``"stale"`` or ``"unauthorized"``; None when accepted.
@@ -155,7 +157,7 @@ def _state_problem(contract: HandoffContract, state_version: object) -> str | No
 
 def accept_handoff(value: object, *, expected_task_id: object, allowed_tools: object, state_version: object = None,
                    evidence_exists: object = None, already_processed: object = None) -> HandoffResult:
-    """Accept or reject a handoff; never raises, whatever its arguments are.
+    """Accept or reject a handoff; never raises, whatever its arguments are. Taught in lesson 06.
 
     The checks run in this order, and the first that fails decides:
 
