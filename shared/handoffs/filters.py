@@ -137,7 +137,7 @@ class Pipeline:
 
 
 def compose(*filters: Any) -> Pipeline:
-    """One pipeline that applies ``filters`` left to right. Taught in lesson 07.
+    """One pipeline that applies ``filters`` left to right.
 
     Args:
         *filters: the filters or pipelines to run, in order.
