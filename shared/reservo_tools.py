@@ -1,16 +1,8 @@
 """Reservo's room-booking tools, the domain every lesson's agents work in.
 
-Prices are integers in cents per hour. The two numbers the seed lessons rely on:
-Focus pro costs 2000 cents/hour (3 h -> 6000) and Studio pro 3200 cents/hour
-(2 h -> 6400). The other rooms and tiers are the course's own choice:
-
-    room     capacity   basic   pro
-    Focus        4       1200   2000
-    Studio      10       2000   3200
-    Loft        24       3500   5200
-
-State (the bookings) lives in memory; ``reset()`` empties it so tests and
-notebooks start from the same place every time.
+Prices are integers in cents per hour (``RATES_CENTS_PER_HOUR``): Focus pro 3 h is 6000 and
+Studio pro 2 h is 6400. Bookings live in memory; ``reset()`` empties them so tests and
+notebooks start from the same place every time. See docs/library-reference.md.
 """
 
 import threading
@@ -47,7 +39,11 @@ def reset() -> None:
 
 
 def list_rooms() -> list[dict[str, Any]]:
-    """List every room with its capacity and its hourly rate per tier, in cents."""
+    """List every room with its capacity and its hourly rate per tier, in cents.
+
+    Returns:
+        One ``{"room", "capacity", "rates_cents_per_hour"}`` dict per room, the rates a copy.
+    """
     return [
         {"room": room, "capacity": CAPACITY[room], "rates_cents_per_hour": dict(rates)}
         for room, rates in RATES_CENTS_PER_HOUR.items()
@@ -67,13 +63,38 @@ def _check(room: str, tier: str, hours: int) -> None:
 
 
 def get_quote(room: Room, tier: Tier, hours: Hours) -> dict[str, int]:
-    """Quote a room: returns exactly {"price_cents": int}."""
+    """Quote a room: returns exactly {"price_cents": int}.
+
+    Args:
+        room: "Focus", "Studio" or "Loft".
+        tier: "basic" or "pro".
+        hours: whole hours, at least 1.
+
+    Returns:
+        ``{"price_cents": rate * hours}``.
+
+    Raises:
+        ReservoError: the room or tier is unknown, or ``hours`` is not a whole number of at least 1.
+    """  # noqa: DOC502
     _check(room, tier, hours)
     return {"price_cents": RATES_CENTS_PER_HOUR[room][tier] * hours}
 
 
 def book_room(room: Room, tier: Tier, hours: Hours) -> dict[str, Any]:
-    """Book a room and return the confirmed booking with its id and price."""
+    """Book a room and return the confirmed booking with its id and price.
+
+    Args:
+        room: "Focus", "Studio" or "Loft".
+        tier: "basic" or "pro".
+        hours: whole hours, at least 1.
+
+    Returns:
+        A copy of the booking: ``booking_id`` (BK-0001, BK-0002, ...), room, tier, hours,
+        ``price_cents`` and ``status`` "confirmed".
+
+    Raises:
+        ReservoError: the room or tier is unknown, or ``hours`` is not a whole number of at least 1.
+    """  # noqa: DOC502
     global _next_number
     price = get_quote(room, tier, hours)["price_cents"]
     with _lock:
@@ -86,7 +107,17 @@ def book_room(room: Room, tier: Tier, hours: Hours) -> dict[str, Any]:
 
 
 def cancel_booking(booking_id: str) -> dict[str, str]:
-    """Cancel a confirmed booking; an unknown or already cancelled id is an error."""
+    """Cancel a confirmed booking; an unknown or already cancelled id is an error.
+
+    Args:
+        booking_id: the id ``book_room`` returned.
+
+    Returns:
+        ``{"booking_id": booking_id, "status": "cancelled"}``.
+
+    Raises:
+        ReservoError: no booking has this id, or it is already cancelled.
+    """
     with _lock:
         booking = _bookings.get(booking_id)
         if booking is None:

@@ -37,19 +37,42 @@ class ChainError(HandoffsError):
 
 
 def specialist_prompt(name: str, registry: Mapping[str, Specialist]) -> str:
-    """The system prompt a live model gets for a specialist: who it is and what it knows."""
+    """The system prompt a live model gets for a specialist: who it is and what it knows.
+
+    Args:
+        name: the specialist.
+        registry: every specialist, by name; ``name`` must be in it.
+
+    Returns:
+        The prompt, in English, asking it to hand off what falls outside its expertise.
+    """
     return (f"You are {name}, a specialist. Your expertise: {registry[name]['expertise']}. "
             "When part of the request falls outside it, hand that part off with the minimal context.")
 
 
 def receiver_brief(package: HandoffPackage) -> str:
-    """The first message the receiver sees: the task, then the context that travelled."""
+    """The first message the receiver sees: the task, then the context that travelled. Taught in lesson 04.
+
+    Args:
+        package: the package the sender handed off.
+
+    Returns:
+        The task, a blank line, then who sent it and why with the context as sorted JSON.
+    """
     context = json.dumps(package.context, ensure_ascii=False, sort_keys=True)
     return f"{package.task}\n\nContexto de {package.sender} ({package.reason}): {context}"
 
 
 def receiver_answer(package: HandoffPackage, receiver_final: Turn) -> str:
-    """The simplest composition: the receiver, who now owns the task, answers alone."""
+    """The simplest composition: the receiver, who now owns the task, answers alone.
+
+    Args:
+        package: the package that was handed off (not used: the receiver's answer stands alone).
+        receiver_final: the receiver's final turn.
+
+    Returns:
+        The text of the receiver's final turn.
+    """
     return final_text(receiver_final)
 
 
@@ -70,7 +93,11 @@ class ChainResult:
         return self.package.receiver if self.package else self.sender
 
     def diagram(self) -> str:
-        """The chain as a Mermaid sequence diagram."""
+        """The chain as a Mermaid sequence diagram.
+
+        Returns:
+            The diagram: the question, each run's tool calls, the handoff if any and the answer.
+        """
         participants = [USER, self.sender] + ([self.package.receiver] if self.package else [])
         events: list[Event] = [("call", USER, self.sender, self.question)]
         events += tool_call_events(self.sender, self.sender_messages)
@@ -93,7 +120,26 @@ class ChainResult:
 def run_handoff_chain(question: str, sender: str, models: Mapping[str, AnyModel],
                       registry: Mapping[str, Specialist], compose: Compose = receiver_answer,
                       max_iterations: int = 10) -> ChainResult:
-    """Run ``sender`` on the question and, if it hands off, the receiver on the package; ``compose`` the answer."""
+    """Run ``sender`` on the question and, if it hands off, the receiver on the package; ``compose`` the answer.
+
+    Taught in lesson 04. The receiver may not hand off again: longer chains are the coordinator's.
+
+    Args:
+        question: the user's request.
+        sender: the specialist that gets the request first.
+        models: one model per specialist that runs, by name.
+        registry: every specialist (its tools and expertise), by name; each may hand off to any other.
+        compose: turns the package and the receiver's final turn into the user's answer.
+        max_iterations: the most model turns of each run.
+
+    Returns:
+        Both runs, the package that joined them (None when the sender answered alone) and the answer.
+
+    Raises:
+        ChainError: a specialist that runs has no model, or the receiver handed off again.
+        MaxTurnsExceeded: a run used ``max_iterations`` turns without a final answer or a handoff.
+        ModelBehaviorError: a model returned a turn the run cannot go on with.
+    """  # noqa: DOC503
     def model_for(name: str) -> AnyModel:
         if name not in models:
             raise ChainError(f"no hay modelo para {name!r}; se dieron modelos para {sorted(models)}")

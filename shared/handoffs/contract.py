@@ -1,21 +1,8 @@
 """The handoff contract: a small, versioned, validated package. Taught in lesson 05.
 
-Six blocks make a handoff explicit (seed 002), and all six are required: the next
-objective, the confirmed state, evidence references, bounded authority, acceptance
-criteria and recovery. Authority is written, never defaulted: a payload without it is
-invalid, not "no tools". The seed 001 payload adds verified facts kept apart from
-hypotheses, work done / remaining, constraints and artifacts by URI; escalation adds
-urgency and the decision requested.
-
-``contract_data`` is the one normaliser of "a contract given as a model, a dict or JSON
-text": the store, the validator and the coordinator all read contracts through it.
-A payload without ``version`` is version 1 (as the committed schema says); the legacy
-version-0 payload of seed 001 (``from_agent``, ``goal``, ``state``) is migrated, and a
-newer version is refused with a reason, never read as if it were version 1.
-
-Every text field is bounded, so a receiver never has to read an unbounded package:
-``MAX_ID_CHARS`` for names and ids, ``MAX_TEXT_CHARS`` for any other text,
-``MAX_ITEMS`` entries per list and ``MAX_CONTRACT_CHARS`` for a contract given as text.
+``HandoffContract`` is version 1 (six required blocks, every field bounded); ``contract_data``
+and ``parse_contract`` read a contract given as a model, a dict or JSON text, migrating the
+legacy version 0 and refusing newer versions. See docs/library-reference.md.
 """
 
 import hashlib
@@ -144,7 +131,11 @@ class HandoffContract(_Block):
         return value
 
     def to_json(self) -> str:
-        """The contract as JSON text (snake_case names, UTC time)."""
+        """The contract as JSON text (snake_case names, UTC time).
+
+        Returns:
+            The compact JSON text; ``parse_contract`` reads it back.
+        """
         return self.model_dump_json()
 
     def __repr__(self) -> str:
@@ -153,7 +144,11 @@ class HandoffContract(_Block):
 
 
 def json_schema() -> dict[str, Any]:
-    """The JSON Schema of the current contract, as committed in ``schemas/``."""
+    """The JSON Schema of the current contract, as committed in ``schemas/``. Taught in lesson 05.
+
+    Returns:
+        The schema as a dict (``python -m handoffs.contract`` prints it as JSON).
+    """
     return HandoffContract.model_json_schema()
 
 
@@ -175,7 +170,14 @@ def _list(payload: dict[str, Any], key: str) -> list[Any]:
 
 
 def legacy_id(payload: dict[str, Any]) -> str:
-    """A version-0 payload's handoff id: its own, or one derived from its content (same content, same id)."""
+    """A version-0 payload's handoff id: its own, or one derived from its content (same content, same id).
+
+    Args:
+        payload: the legacy seed-001 payload.
+
+    Returns:
+        Its ``handoff_id`` when it has a non-empty one, else ``<task_id>-v0-<12 hex digits of its hash>``.
+    """
     given = payload.get("handoff_id")
     if isinstance(given, str) and given:
         return given
@@ -189,7 +191,16 @@ def migrate_v0(payload: dict[str, Any]) -> dict[str, Any]:
     The migration writes what version 0 never said: the state is "needs-review", the
     authority is no tools at all (least privilege, written here on purpose) and a
     rejection is repaired. ``urgency`` and ``decision_requested`` become the escalation.
-    """
+
+    Args:
+        payload: the legacy seed-001 payload.
+
+    Returns:
+        The version-1 fields, not validated yet (``parse_contract`` validates them).
+
+    Raises:
+        InvalidContract: ``state`` is not an object or ``artifacts`` is not a list.
+    """  # noqa: DOC502
     state = _object(payload, "state")
     artifacts = _list(payload, "artifacts")
     escalation = None
@@ -223,7 +234,18 @@ def migrate_v0(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def read_object(value: object) -> dict[str, Any]:
-    """The JSON object of a contract given as a model, a dict or JSON text; ``InvalidContract`` for anything else."""
+    """The JSON object of a contract given as a model, a dict or JSON text; ``InvalidContract`` for anything else.
+
+    Args:
+        value: a ``HandoffContract``, a dict, or JSON text (str or bytes).
+
+    Returns:
+        The contract as a dict (a model is dumped to its JSON form), not validated.
+
+    Raises:
+        InvalidContract: the text is longer than ``MAX_CONTRACT_CHARS`` or is not valid JSON, or the value
+            is not a JSON object.
+    """
     if isinstance(value, HandoffContract):
         return value.model_dump(mode="json")
     if isinstance(value, (str, bytes, bytearray)):
@@ -242,9 +264,19 @@ def read_object(value: object) -> dict[str, Any]:
 def contract_data(value: object) -> dict[str, Any]:
     """A contract given as a model, a dict or JSON text, as a version-1 dict (version 0 migrated, not validated).
 
-    Raises ``InvalidContract`` for anything that is not a JSON object (or is too large),
-    and ``UnsupportedVersion`` for a version other than 0 and 1 (a bool is not a version).
-    """
+    A payload without ``version`` is version 1, unless it has the legacy ``from_agent`` field.
+
+    Args:
+        value: a ``HandoffContract``, a dict, or JSON text.
+
+    Returns:
+        The version-1 fields, not validated yet.
+
+    Raises:
+        InvalidContract: the value is not a JSON object or is too large, or a version-0 payload
+            has a malformed ``state`` or ``artifacts``.
+        UnsupportedVersion: the version is other than 0 and 1 (a bool is not a version).
+    """  # noqa: DOC503
     data = read_object(value)
     if "version" not in data:
         return migrate_v0(data) if "from_agent" in data else {**data, "version": CURRENT_VERSION}
@@ -259,7 +291,20 @@ def contract_data(value: object) -> dict[str, Any]:
 
 
 def parse_contract(value: object) -> HandoffContract:
-    """Validate a contract given as a model, a dict or JSON text, migrating version 0 and refusing newer versions."""
+    """Validate a contract given as a model, a dict or JSON text, migrating version 0 and refusing newer versions.
+
+    Taught in lesson 05.
+
+    Args:
+        value: a ``HandoffContract`` (returned as is), a dict, or JSON text.
+
+    Returns:
+        The validated contract. A readable payload with invalid fields raises pydantic's ``ValidationError``.
+
+    Raises:
+        InvalidContract: the value cannot be read as a contract (see ``contract_data``).
+        UnsupportedVersion: the version is one this code cannot read or migrate.
+    """  # noqa: DOC502
     if isinstance(value, HandoffContract):
         return value
     return HandoffContract.model_validate(contract_data(value))
@@ -271,7 +316,17 @@ def canonical_form(value: object) -> dict[str, Any]:
     A readable contract goes through the model (defaults filled in, time in UTC, version 0
     migrated); an invalid one keeps its fields, and a version this code cannot read stays
     exactly as given, for a reader that knows it.
-    """
+
+    Args:
+        value: a ``HandoffContract``, a dict, or JSON text.
+
+    Returns:
+        The canonical dict.
+
+    Raises:
+        InvalidContract: the value cannot be read as a JSON object (see ``read_object``), or is a
+            version-0 payload whose ``state`` or ``artifacts`` is malformed.
+    """  # noqa: DOC502
     data = read_object(value)
     try:
         data = contract_data(data)
@@ -281,7 +336,17 @@ def canonical_form(value: object) -> dict[str, Any]:
 
 
 def canonical_json(value: object) -> str:
-    """``canonical_form`` as compact JSON text with sorted keys."""
+    """``canonical_form`` as compact JSON text with sorted keys. Taught in lesson 10.
+
+    Args:
+        value: a ``HandoffContract``, a dict, or JSON text.
+
+    Returns:
+        The JSON text; equal content gives equal text.
+
+    Raises:
+        InvalidContract: the value cannot be read as a contract at all (see ``canonical_form``).
+    """  # noqa: DOC502
     return json.dumps(canonical_form(value), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 

@@ -48,7 +48,17 @@ def _alias(name: str) -> str:
 
 
 def mermaid_sequence(participants: Iterable[str], events: Iterable[Event]) -> MermaidSequence:
-    """A Mermaid sequenceDiagram from participant names and (kind, source, target, text) events."""
+    """A Mermaid sequenceDiagram from participant names and (kind, source, target, text) events.
+
+    Taught in lesson 05.
+
+    Args:
+        participants: the names, in the order they are drawn left to right.
+        events: ``(kind, source, target, text)`` tuples, kind "call", "reply" or "note", in order.
+
+    Returns:
+        The diagram text, with its numbered text version in ``fallback``.
+    """
     events = list(events)
     lines = ["sequenceDiagram"]
     lines += [f"    participant {_alias(name)} as {_label(name)}" for name in participants]
@@ -64,7 +74,15 @@ def mermaid_sequence(participants: Iterable[str], events: Iterable[Event]) -> Me
 
 
 def tool_call_events(agent: str, messages: Sequence[Message]) -> list[Event]:
-    """One self-call event per domain tool call an agent made in its run."""
+    """One self-call event per domain tool call an agent made in its run. Taught in lesson 05.
+
+    Args:
+        agent: the agent whose run this is; each event goes from it to itself.
+        messages: the agent's conversation; handoff tool calls are left out.
+
+    Returns:
+        One "call" event per tool call, labelled ``name(arg=value, ...)``, in order.
+    """
     events: list[Event] = []
     for message in messages:
         if message["role"] != "assistant" or isinstance(message["content"], str):
@@ -77,7 +95,14 @@ def tool_call_events(agent: str, messages: Sequence[Message]) -> list[Event]:
 
 
 def as_markdown(diagram: str) -> str:
-    """A Mermaid diagram in a fenced block, which JupyterLab renders as a picture, and its text version folded."""
+    """A Mermaid diagram in a fenced block, which JupyterLab renders as a picture, and its text version folded.
+
+    Args:
+        diagram: the Mermaid text; a ``MermaidSequence`` brings its text version along.
+
+    Returns:
+        The Markdown: the fenced block, then the text version in a ``<details>`` block when there is one.
+    """
     block = f"```mermaid\n{diagram}\n```"
     if not isinstance(diagram, MermaidSequence) or not diagram.fallback:
         return block

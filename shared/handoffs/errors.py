@@ -1,18 +1,8 @@
 """One root exception for the library, and its two branches.
 
-``HandoffsError`` is the root: ``except HandoffsError`` catches everything this library
-raises on purpose. Below it, the question a reader asks first - whose fault was it?
-
-* ``ModelBehaviorError``: the model misbehaved (a malformed turn, a script that ran out,
-  a run that never finished). Retrying with another model, or a better prompt, may help.
-* ``UsageError``: the caller misused the API (a bad argument, an invalid package or
-  contract handed in, a missing receiver). The calling code must change.
-
-Expected outcomes are values, not exceptions: a rejected handoff is a ``HandoffResult``,
-a failing tool is an ``is_error`` tool_result the model reads.
-
-Messages are Spanish, for the student who reads them; ``pydantic_message`` renders
-pydantic's own errors in the same Spanish (``PYDANTIC_MESSAGES``).
+``HandoffsError`` is the root; ``ModelBehaviorError`` says the model misbehaved and ``UsageError``
+that the caller misused the API. Expected outcomes (a rejected handoff, a failing tool) are values,
+not exceptions. ``pydantic_message`` renders pydantic's errors in Spanish. See docs/library-reference.md.
 """
 
 from collections.abc import Mapping
@@ -73,7 +63,15 @@ format it with ``ctx``. A type not listed keeps pydantic's English ``msg``.
 
 
 def pydantic_message(error: Mapping[str, Any]) -> str:
-    """One pydantic error (an item of ``ValidationError.errors()``) as a Spanish sentence."""
+    """One pydantic error (an item of ``ValidationError.errors()``) as a Spanish sentence.
+
+    Args:
+        error: one item of ``ValidationError.errors()``, with its ``type``, ``msg`` and ``ctx``.
+
+    Returns:
+        The ``PYDANTIC_MESSAGES`` template for its type filled with its ``ctx``; pydantic's own
+        English ``msg`` for a type not listed (or a ``ctx`` the template does not fit).
+    """
     ctx = error.get("ctx") or {}
     if error.get("type") == "string_pattern_mismatch" and ctx.get("pattern") == r"\S":
         return "no puede estar vacío ni tener solo espacios"
@@ -87,5 +85,15 @@ def pydantic_message(error: Mapping[str, Any]) -> str:
 
 
 def pydantic_problems(error: ValidationError, root: str = "(root)") -> list[str]:
-    """Every error of a ValidationError as a ``field: message`` line in Spanish (``root`` for the whole input)."""
+    """Every error of a ValidationError as a ``field: message`` line in Spanish (``root`` for the whole input).
+
+    Taught in lesson 05.
+
+    Args:
+        error: the validation error.
+        root: the field name for an error about the whole input.
+
+    Returns:
+        One line per error, the field's dotted path first.
+    """
     return [f"{'.'.join(str(part) for part in e['loc']) or root}: {pydantic_message(e)}" for e in error.errors()]

@@ -1,23 +1,9 @@
 """Context filters: what crosses the handoff boundary, and how much of it. Taught in lesson 07.
 
-A transcript is a list of messages in the Messages shape (roles user, assistant and
-system; content a string or a list of text / tool_use / tool_result blocks). A filter is
-a small object with a ``name`` and ``__call__(messages) -> new messages``: it deep-copies
-its input, so the caller's transcript never changes. Filters compose into a
-``Pipeline`` whose ``names`` are recorded in the contract (``filters_applied``) for audit.
-
-The invariant every filter keeps (seed 002): a tool_use and its tool_result stay together,
-the result in the very next message, in order; ``pairing_problems`` checks it. Every
-``Filter`` and ``Pipeline`` ends with ``keep_pairs``: when a filter removes half a pair
-(an internal message holding tool calls, say), the other half goes too.
-
-Internal content is marked by structure, not by prose: a message with role ``system``,
-or a message or text block with ``"internal": true``, never crosses the boundary.
-Secrets are found by pattern in text and by key in structures (``is_secret_key``).
-
-The contract is the distillation: the caller, not a model, says which facts are verified
-(``distill``). ``distillation_report`` measures its text against the transcript's with
-``text_tokens`` (``estimate_tokens`` counts the compact JSON, scaffolding included).
+A filter turns a transcript into a new one (the caller's never changes) and never splits a
+tool_use from its tool_result; filters compose into a ``Pipeline`` whose names the contract
+records. The contract itself is the distillation, built by ``distill`` and measured by
+``distillation_report``. See docs/library-reference.md.
 """
 
 import ast
@@ -76,6 +62,12 @@ def is_secret_key(key: str) -> bool:
     when two adjacent words are in ``SECRET_PAIRS`` (api key, private key, access key,
     session id). Plural ``tokens`` and ``token`` as a qualifier (max_tokens, input_tokens,
     token_count, token_type) are counts and kinds, not secrets.
+
+    Args:
+        key: a dict key or the key of a ``key=value`` pair in text.
+
+    Returns:
+        Whether the value under this key must be masked.
     """
     words = _key_words(key)
     if not words:
@@ -85,7 +77,15 @@ def is_secret_key(key: str) -> bool:
 
 
 class Filter:
-    """A named, pure transformation of a transcript; its output never splits a tool_use from its tool_result."""
+    """A named, pure transformation of a transcript; its output never splits a tool_use from its tool_result.
+
+    Calling the filter deep-copies the messages, runs ``function`` on the copy, then
+    ``keep_pairs`` on the result, so a call still in flight in the last message survives.
+
+    Args:
+        name: what the contract records in ``filters_applied`` when this filter runs.
+        function: the transformation; it receives a copy it may change and returns the new transcript.
+    """
 
     def __init__(self, name: str, function: Callable[[Messages], Messages]) -> None:
         self.name = name
@@ -106,7 +106,11 @@ class Filter:
 
 
 class Pipeline:
-    """Filters applied left to right; ``names`` is what gets recorded in the contract."""
+    """Filters applied left to right; ``names`` is what gets recorded in the contract.
+
+    Args:
+        filters: the filters (or pipelines) to run, in order; each has a ``name`` or ``names``.
+    """
 
     def __init__(self, filters: Iterable[Any]) -> None:
         self.filters = tuple(filters)
@@ -133,18 +137,41 @@ class Pipeline:
 
 
 def compose(*filters: Any) -> Pipeline:
-    """One pipeline that applies ``filters`` left to right."""
+    """One pipeline that applies ``filters`` left to right.
+
+    Args:
+        *filters: the filters or pipelines to run, in order.
+
+    Returns:
+        The pipeline; its ``names`` flatten nested pipelines.
+    """
     return Pipeline(filters)
 
 
 def apply_filters(messages: Iterable[Message], filters: Iterable[Any]) -> tuple[Messages, list[str]]:
-    """The filtered transcript and the names of the filters that ran."""
+    """The filtered transcript and the names of the filters that ran. Taught in lesson 07.
+
+    Args:
+        messages: the transcript; it is not changed.
+        filters: the filters or pipelines to run, left to right.
+
+    Returns:
+        The new transcript, and the names to record in the contract's ``filters_applied``.
+    """
     pipeline = compose(*filters)
     return pipeline(messages), pipeline.names
 
 
 def record_filters(contract: HandoffContract, names: Iterable[str]) -> HandoffContract:
-    """A new, validated contract with ``names`` appended to filters_applied."""
+    """A new, validated contract with ``names`` appended to filters_applied. Taught in lesson 07.
+
+    Args:
+        contract: the contract to copy; it is not changed (contracts are immutable).
+        names: the filter names to append, as ``apply_filters`` returns them.
+
+    Returns:
+        The new contract. Too many names for the contract's bound raise pydantic's ``ValidationError``.
+    """
     return HandoffContract.model_validate(
         {**contract.model_dump(), "filters_applied": [*contract.filters_applied, *names]})
 
@@ -171,7 +198,13 @@ def keep_pairs(messages: Messages, pending: Iterable[str] = ()) -> Messages:
     tool calls, a result message dropped): the other half goes too, and so does a message
     left empty, until every pair is whole. A well-paired transcript passes unchanged, and
     so do the ``pending`` calls of its last message, still waiting for their results.
-    Returns new messages; the caller's list and messages are left as they were.
+
+    Args:
+        messages: the transcript to repair; the caller's list and messages are left as they were.
+        pending: ids of tool calls in the last message that may stay unanswered (still in flight).
+
+    Returns:
+        New messages in which every pair is whole.
     """
     messages = [dict(message) for message in messages]  # content lists are replaced below, never changed in place
     in_flight = set(pending)
@@ -273,6 +306,13 @@ def redact_secrets(patterns: Iterable[str] = DEFAULT_SECRET_PATTERNS) -> Filter:
     Tool inputs and results are redacted as structures (nested dicts and lists, and tool
     results that are JSON text): the value of every key that ``is_secret_key`` is masked
     whole, so ``{"api_key": "..."}`` loses its value and ``{"max_tokens": 1024}`` keeps it.
+
+    Args:
+        patterns: regular expressions for secrets in text; a group named ``secret`` masks only that
+            group, and a group named ``key`` masks only a match whose key ``is_secret_key``.
+
+    Returns:
+        The filter, named ``redact_secrets``.
     """
     compiled = [re.compile(p) for p in patterns]
     return Filter("redact_secrets", lambda messages: [
@@ -281,7 +321,11 @@ def redact_secrets(patterns: Iterable[str] = DEFAULT_SECRET_PATTERNS) -> Filter:
 
 def drop_system_prompts() -> Filter:
     """Remove system messages and anything marked ``"internal": true``; drop messages left empty, and join two
-    messages of one role that the removal brings side by side, as ``drop_tool_calls`` does."""
+    messages of one role that the removal brings side by side, as ``drop_tool_calls`` does.
+
+    Returns:
+        The filter, named ``drop_system_prompts``.
+    """
     def run(messages: Messages) -> Messages:
         for position, m in enumerate(messages):
             m[_POSITION] = position
@@ -327,6 +371,13 @@ def drop_tool_calls(keep: str | Iterable[str] | Callable[[dict[str, Any]], bool]
     Messages left empty go, and two messages of one role that the removal brings side by
     side are joined into one (the provider wants roles to alternate): the first's keys, its
     blocks and then the second's, a string content turned into a text block.
+
+    Args:
+        keep: the tool names to keep (one name or several), or a predicate that is true for a
+            tool_use block to keep.
+
+    Returns:
+        The filter, named ``drop_tool_calls(keep=...)`` with the sorted names or the predicate's name.
     """
     wanted: Callable[[dict[str, Any]], bool]
     if callable(keep):
@@ -355,7 +406,19 @@ def _starts_turn(message: Message) -> bool:
 
 
 def keep_last_turns(n: int) -> Filter:
-    """Keep the system messages and the last ``n`` user/assistant exchanges; never start on a tool_result."""
+    """Keep the system messages and the last ``n`` user/assistant exchanges; never start on a tool_result.
+
+    An exchange starts at a user message that carries no tool results.
+
+    Args:
+        n: how many exchanges to keep, at least 1.
+
+    Returns:
+        The filter, named ``keep_last_turns(n)``.
+
+    Raises:
+        InvalidFilter: ``n`` is not an int of at least 1 (a bool is not a count).
+    """
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise InvalidFilter(f"keep_last_turns necesita n >= 1; se recibió {n!r}")
 
@@ -369,7 +432,15 @@ def keep_last_turns(n: int) -> Filter:
 
 
 def pairing_problems(messages: Messages) -> list[str]:
-    """Why tool_use/tool_result pairs are broken: unanswered uses, orphan results, wrong order; [] when intact."""
+    """Why tool_use/tool_result pairs are broken: unanswered uses, orphan results, wrong order; [] when intact.
+
+    Args:
+        messages: the transcript to check.
+
+    Returns:
+        One Spanish sentence per problem (unanswered uses first, then each message's orphan or
+        misordered results); an empty list when every pair is whole.
+    """
     problems = [f"el tool_use {i!r} no tiene tool_result en el mensaje siguiente"
                 for i in unanswered_tool_uses(messages)]
     for i, message in enumerate(messages):
@@ -386,7 +457,14 @@ def pairing_problems(messages: Messages) -> list[str]:
 
 
 def estimate_tokens(value: Any) -> int:
-    """A rough token count: ceil(len / 4) over compact JSON (a contract is dumped to JSON first)."""
+    """A rough token count: ceil(len / 4) over compact JSON (a contract is dumped to JSON first).
+
+    Args:
+        value: a text (counted as is), a contract, or any JSON-serialisable value.
+
+    Returns:
+        The estimated number of tokens, scaffolding (keys, punctuation) included.
+    """
     if isinstance(value, HandoffContract):
         value = value.model_dump(mode="json")
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
@@ -414,6 +492,12 @@ def text_tokens(value: Any) -> int:
 
     For a transcript that is what was said: texts, tool names, inputs and results (roles,
     block types and ids are structure). For a contract it is the value of every field.
+
+    Args:
+        value: a transcript, a contract, or any nested value of strings, lists and dicts.
+
+    Returns:
+        The estimated number of tokens of its text, the keys in ``SCAFFOLDING`` left out.
     """
     if isinstance(value, HandoffContract):
         value = value.model_dump(mode="json")
@@ -426,7 +510,34 @@ def distill(*, handoff_id: str, task_id: str, sender: str, receiver: str, reason
             constraints: Iterable[str] = (), allowed_tools: Iterable[str] = (), forbidden_actions: Iterable[str] = (),
             artifacts: Iterable[Any] = (), on_reject: str = "escalate", resume_from: str | None = None,
             confirmed_state: str = "ready", state_version: int = 0) -> HandoffContract:
-    """Build the contract from what the caller verified, flat arguments in, nested blocks out."""
+    """Build the contract from what the caller verified, flat arguments in, nested blocks out. Taught in lesson 05.
+
+    Args:
+        handoff_id: this handoff's unique id.
+        task_id: the task the handoff belongs to.
+        sender: the participant handing off.
+        receiver: the participant that takes over.
+        reason: why the sender hands off.
+        next_objective: what the receiver must achieve.
+        verified: the facts the caller checked (``facts.verified``).
+        evidence: references that back the state, each a dict with ``kind`` and ``reference``.
+        acceptance: the criteria that say the objective is met; at least one.
+        created_at: when the handoff was made, with a time zone.
+        hypotheses: what the sender suspects but did not check.
+        done: work already done, so the receiver does not repeat it.
+        remaining: work still to do.
+        constraints: rules the receiver must keep.
+        allowed_tools: the tools the receiver may use.
+        forbidden_actions: what the receiver must not do.
+        artifacts: large artifacts by URI, each a dict with ``kind`` and ``uri``.
+        on_reject: what a rejection leads to: ``"repair"``, ``"escalate"`` or ``"stop"``.
+        resume_from: where work resumes after a rejection, if anywhere.
+        confirmed_state: ``"ready"``, ``"blocked"`` or ``"needs-review"``.
+        state_version: the version of the shared state the handoff was made against.
+
+    Returns:
+        The validated contract. Invalid fields raise pydantic's ``ValidationError``.
+    """
     return HandoffContract.model_validate(dict(
         handoff_id=handoff_id, task_id=task_id, sender=sender, receiver=receiver, reason=reason,
         next_objective=next_objective, confirmed_state=confirmed_state, state_version=state_version,
@@ -440,7 +551,13 @@ def distill(*, handoff_id: str, task_id: str, sender: str, receiver: str, reason
 
 @dataclass(frozen=True)
 class DistillationReport:
-    """How much of the transcript's text the package carries, and which expected facts it lost."""
+    """How much of the transcript's text the package carries, and which expected facts it lost.
+
+    Args:
+        transcript_tokens: the transcript's ``text_tokens``.
+        package_tokens: the contract's ``text_tokens``.
+        missing_facts: the expected facts the contract does not list as verified.
+    """
 
     transcript_tokens: int
     package_tokens: int
@@ -468,7 +585,16 @@ class DistillationReport:
 
 def distillation_report(transcript: Iterable[Message], contract: HandoffContract,
                         facts: Iterable[str] = ()) -> DistillationReport:
-    """Measure the package's text against the transcript's (``text_tokens``); ``facts`` not verified are missing."""
+    """Measure the package's text against the transcript's (``text_tokens``). Taught in lesson 07.
+
+    Args:
+        transcript: the conversation the contract distils.
+        contract: the contract that crosses the boundary instead.
+        facts: the facts the contract is expected to carry; those not in ``facts.verified`` are missing.
+
+    Returns:
+        The token counts, their ratio and the missing facts.
+    """
     verified = set(contract.facts.verified)
     return DistillationReport(text_tokens(list(transcript)), text_tokens(contract),
                               tuple(fact for fact in facts if fact not in verified))

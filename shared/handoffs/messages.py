@@ -60,17 +60,42 @@ class InvalidTurn(ModelBehaviorError, ValueError):
 
 
 def text_block(text: str) -> TextBlock:
-    """A text block."""
+    """A text block.
+
+    Args:
+        text: what the model says.
+
+    Returns:
+        ``{"type": "text", "text": text}``.
+    """
     return {"type": "text", "text": text}
 
 
 def tool_use_block(id: str, name: str, input: dict[str, Any]) -> ToolUseBlock:
-    """A tool_use block: the model asks to call ``name`` with ``input``."""
+    """A tool_use block: the model asks to call ``name`` with ``input``.
+
+    Args:
+        id: the call's id; its tool_result answers it by this id.
+        name: the tool to call.
+        input: the tool's arguments, by name.
+
+    Returns:
+        The block (``input`` is not copied).
+    """
     return {"type": "tool_use", "id": id, "name": name, "input": input}
 
 
 def tool_result_block(tool_use_id: str, content: object, is_error: bool = False) -> ToolResultBlock:
-    """A tool_result block answering the tool_use with id ``tool_use_id``."""
+    """A tool_result block answering the tool_use with id ``tool_use_id``.
+
+    Args:
+        tool_use_id: the id of the tool_use it answers.
+        content: the tool's result; it is stored as ``str(content)``.
+        is_error: mark the result as an error the model reads (the key is left out when False).
+
+    Returns:
+        The block.
+    """
     block: ToolResultBlock = {"type": "tool_result", "tool_use_id": tool_use_id, "content": str(content)}
     if is_error:
         block["is_error"] = True
@@ -78,13 +103,27 @@ def tool_result_block(tool_use_id: str, content: object, is_error: bool = False)
 
 
 def turn(*blocks: Block) -> Turn:
-    """A model turn from its blocks; stop_reason is tool_use when any block is a tool_use."""
+    """A model turn from its blocks; stop_reason is tool_use when any block is a tool_use.
+
+    Args:
+        *blocks: the turn's blocks, in order.
+
+    Returns:
+        The turn, with ``stop_reason`` "tool_use" or "end_turn".
+    """
     uses_tools = any(block["type"] == "tool_use" for block in blocks)
     return {"stop_reason": "tool_use" if uses_tools else "end_turn", "content": list(blocks)}
 
 
 def tool_uses(content: Turn | Message | str | Sequence[Block]) -> list[ToolUseBlock]:
-    """The tool_use blocks of a turn, a message or a content list, in order."""
+    """The tool_use blocks of a turn, a message or a content list, in order.
+
+    Args:
+        content: a turn or a message (its ``content`` is read), a list of blocks, or a string.
+
+    Returns:
+        The tool_use blocks themselves (not copies); an empty list for a string.
+    """
     blocks = content["content"] if isinstance(content, dict) else content
     if isinstance(blocks, str):
         return []
@@ -92,12 +131,31 @@ def tool_uses(content: Turn | Message | str | Sequence[Block]) -> list[ToolUseBl
 
 
 def final_text(turn: Turn) -> str:
-    """The text a model turn says, its text blocks joined."""
+    """The text a model turn says, its text blocks joined.
+
+    Args:
+        turn: a model turn.
+
+    Returns:
+        Its text blocks' texts joined with nothing between them; "" when it has none.
+    """
     return "".join(block["text"] for block in turn["content"] if block["type"] == "text")
 
 
 def check_turn(turn: Any, where: str = "turno") -> Turn:
-    """Raise InvalidTurn naming the first problem in a model turn; return it when fine."""
+    """Raise InvalidTurn naming the first problem in a model turn; return it when fine.
+
+    Args:
+        turn: what a model returned.
+        where: how the error message names the turn (Spanish, for the student).
+
+    Returns:
+        The same turn, now known to have the Messages shape.
+
+    Raises:
+        InvalidTurn: it is not a dict, its stop_reason is not "tool_use" or "end_turn", its content is
+            not a non-empty list, a block is malformed or of an unknown type, or it says tool_use without one.
+    """
     if not isinstance(turn, dict):
         raise InvalidTurn(f"{where} debe ser un dict con stop_reason y content, no {type(turn).__name__}")
     if turn.get("stop_reason") not in STOP_REASONS:
@@ -125,7 +183,14 @@ def check_turn(turn: Any, where: str = "turno") -> Turn:
 
 
 def unanswered_tool_uses(messages: Sequence[Message] | Sequence[dict[str, Any]]) -> list[str]:
-    """Ids of tool_use blocks that the next message does not answer with a tool_result."""
+    """Ids of tool_use blocks that the next message does not answer with a tool_result. Taught in lesson 01.
+
+    Args:
+        messages: a conversation; only assistant messages ask for tools.
+
+    Returns:
+        The unanswered ids, in conversation order; an empty list when every call has its result.
+    """
     missing: list[str] = []
     for i, message in enumerate(messages):
         if message["role"] != "assistant":
@@ -141,7 +206,16 @@ def unanswered_tool_uses(messages: Sequence[Message] | Sequence[dict[str, Any]])
 
 
 def format_history(messages: Iterable[Message]) -> str:
-    """The history as numbered lines, one per question, tool_use and tool_result."""
+    """The history as numbered lines, one per question, tool_use and tool_result. Taught in lesson 04.
+
+    Text blocks get a line too.
+
+    Args:
+        messages: the conversation.
+
+    Returns:
+        The lines joined with newlines, each starting with the message's index and role.
+    """
     lines = []
     for i, message in enumerate(messages):
         role, content = message["role"], message["content"]
@@ -160,5 +234,9 @@ def format_history(messages: Iterable[Message]) -> str:
 
 
 def print_history(messages: Iterable[Message]) -> None:
-    """Print the history as ``format_history`` lays it out."""
+    """Print the history as ``format_history`` lays it out.
+
+    Args:
+        messages: the conversation.
+    """
     print(format_history(messages))

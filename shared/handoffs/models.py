@@ -24,7 +24,16 @@ class Model(Protocol):
     """A live model: ``model(messages, tools=..., system=...) -> Turn``."""
 
     def __call__(self, messages: list[Message], *, tools: list[ToolSchema], system: str | None) -> Turn:
-        """The model's next turn for this conversation."""
+        """The model's next turn for this conversation.
+
+        Args:
+            messages: the conversation so far (a copy the model may keep).
+            tools: the schemas of the tools the model may call.
+            system: the system prompt, if any.
+
+        Returns:
+            The next turn in the Messages shape.
+        """
         ...
 
 
@@ -33,7 +42,15 @@ class ScriptExhausted(ModelBehaviorError):
 
 
 class ScriptedModel:
-    """A deterministic model that replays a list of turns, one per step."""
+    """A deterministic model that replays a list of turns, one per step. Taught in lesson 01.
+
+    ``model[step]`` is a copy of turn ``step``; a step past the end raises ``ScriptExhausted``.
+    Building one from a turn that does not have the Messages shape raises ``InvalidTurn``.
+
+    Args:
+        turns: the turns to replay, in order; each is checked and copied.
+        name: how the script is named in its repr and in error messages.
+    """
 
     def __init__(self, turns: Sequence[Any], name: str = "scripted") -> None:
         self.name = name
@@ -65,7 +82,23 @@ def _describe(turn: Turn) -> str:
 
 def next_turn(model: AnyModel, step: int, messages: list[Message], tools: Sequence[ToolSchema] = (),
               system: str | None = None) -> Turn:
-    """Ask ``model`` for the turn at ``step``: index a script, call a live model."""
+    """Ask ``model`` for the turn at ``step``: index a script, call a live model.
+
+    Args:
+        model: a ``ScriptedModel``, a list of turns, or a callable live model.
+        step: the turn's number in this run, from 0; a script is indexed by it.
+        messages: the conversation so far; a live model receives a copy.
+        tools: the tool schemas a live model is offered.
+        system: the system prompt a live model is given.
+
+    Returns:
+        A checked copy of the turn.
+
+    Raises:
+        ScriptExhausted: a script has no turn for ``step``.
+        UsageError: ``model`` is neither a script nor callable.
+        InvalidTurn: the turn does not have the Messages shape.
+    """  # noqa: DOC503
     if isinstance(model, ScriptedModel):
         turn = model[step]
     elif isinstance(model, Sequence):

@@ -1,18 +1,9 @@
 """Router, handoff, escalation, subagent, agent-as-tool: who owns the task and who answers. Taught in lesson 01.
 
-A ``Pattern`` describes one way of splitting work between agents; ``comparison_table``
-shows several side by side in a notebook (the course's own descriptions, from seed 001's
-comparison table, are ``handoffs.examples.pattern_notes.PATTERNS``).
-Two small runners let a lesson compare them on the same request with scripted models:
-
-* ``run_routed`` - a router picks the specialist *before* any work; that specialist answers.
-* ``run_with_agent_tools`` - the caller calls other agents like tools, gets their answers
-  back and answers the user itself (agent-as-tool; a subagent call looks the same).
-
-Both run each agent with ``run_agent_robust`` and no one to hand off to, so a live model is
-offered the tools' schemas (and ``ask_<agent>`` for the agents it may call).
-
-The handoff itself is ``handoffs.run_handoff_chain``: there the control never comes back.
+A ``Pattern`` describes one way of splitting work between agents and ``comparison_table`` shows
+several side by side; ``run_routed`` and ``run_with_agent_tools`` run the router and the
+agent-as-tool patterns, to compare with the handoff (``run_handoff_chain``).
+See docs/library-reference.md.
 """
 
 import threading
@@ -63,7 +54,11 @@ class ComparisonTable:
     patterns: tuple[Pattern, ...]
 
     def markdown(self) -> str:
-        """The table as markdown text, one row per pattern."""
+        """The table as markdown text, one row per pattern.
+
+        Returns:
+            The table, with the Spanish column headers of ``COLUMNS`` and booleans as "sí" / "no".
+        """
         lines = ["| " + " | ".join(header for _, header in COLUMNS) + " |",
                  "|" + "---|" * len(COLUMNS)]
         lines += ["| " + " | ".join(_cell(getattr(p, key)) for key, _ in COLUMNS) + " |" for p in self.patterns]
@@ -80,7 +75,18 @@ class ComparisonTable:
 
 
 def comparison_table(patterns: Mapping[str, Pattern], names: Sequence[str] | None = None) -> ComparisonTable:
-    """The comparison table of the patterns named (all of them by default), in that order."""
+    """The comparison table of the patterns named (all of them by default), in that order. Taught in lesson 01.
+
+    Args:
+        patterns: the patterns to choose from, by name.
+        names: the patterns to show, in order; all of them when None.
+
+    Returns:
+        The table; it renders as markdown in a notebook.
+
+    Raises:
+        KeyError: a name is not one of the patterns.
+    """
     names = list(patterns) if names is None else list(names)
     unknown = [name for name in names if name not in patterns]
     if unknown:
@@ -112,7 +118,11 @@ class PatternRun:
     router: str = ""
 
     def diagram(self) -> str:
-        """The run as a Mermaid sequence diagram, drawn from its messages."""
+        """The run as a Mermaid sequence diagram, drawn from its messages.
+
+        Returns:
+            The diagram: the request, the routing if any, each tool or agent call and the answer.
+        """
         participants = [USER] + ([self.router] if self.router else []) + [self.owner]
         participants += [c.agent for c in self.calls if c.agent not in participants]
         if self.router:
@@ -167,7 +177,25 @@ def _run_alone(question: str, model: AnyModel, name: str, tools: Mapping[str, To
 
 def run_routed(question: str, route: Callable[[str], str], models: Mapping[str, AnyModel],
                registry: Mapping[str, Specialist], max_iterations: int = 10) -> PatternRun:
-    """Router: ``route(question)`` names the specialist before any work; it runs alone and answers."""
+    """Router: ``route(question)`` names the specialist before any work; it runs alone and answers.
+
+    Taught in lesson 01.
+
+    Args:
+        question: the user's request.
+        route: the router: given the question, it returns the specialist's name.
+        models: one model per specialist, by name.
+        registry: every specialist (its tools and expertise), by name.
+        max_iterations: the most model turns of the specialist's run.
+
+    Returns:
+        The run under the "router" pattern: the chosen specialist owns the task and answers.
+
+    Raises:
+        UsageError: the router chose a name that is not a specialist, or the specialist handed off.
+        KeyError: there is no model for the chosen specialist.
+        MaxTurnsExceeded: the run used ``max_iterations`` turns without a final answer.
+    """  # noqa: DOC503
     name = route(question)
     if name not in registry:
         raise UsageError(f"el router eligió {name!r}, que no es un especialista; "
@@ -179,12 +207,27 @@ def run_routed(question: str, route: Callable[[str], str], models: Mapping[str, 
 
 
 def agent_tool_name(agent: str) -> str:
-    """The tool name under which ``agent`` is offered to a caller: ``ask_<agent>``."""
+    """The tool name under which ``agent`` is offered to a caller: ``ask_<agent>``.
+
+    Args:
+        agent: the agent offered as a tool.
+
+    Returns:
+        ``"ask_" + agent``.
+    """
     return f"ask_{agent}"
 
 
 def agent_tool_schema(agent: str, registry: Mapping[str, Specialist]) -> ToolSchema:
-    """The schema of ``ask_<agent>(task)``, for a live caller: the answer comes back and the caller goes on."""
+    """The schema of ``ask_<agent>(task)``, for a live caller: the answer comes back and the caller goes on.
+
+    Args:
+        agent: the agent offered as a tool; it must be in ``registry``.
+        registry: every specialist, by name; the description names the agent's expertise.
+
+    Returns:
+        The tool schema in the Anthropic shape, with one required ``task`` text.
+    """
     task = (str, Field(description=f"La tarea para {agent}, en tus propias palabras."))
     return {"name": agent_tool_name(agent),
             "description": (f"Pídele a {agent} ({registry[agent]['expertise']}) que haga una tarea y te devuelva "
@@ -200,8 +243,25 @@ def run_with_agent_tools(question: str, caller: str, models: Mapping[str, AnyMod
     Each call runs that agent to its final answer and returns the answer as the tool result,
     so the control comes back and the caller answers the user. A subagent is called the same
     way (``pattern="subagent"``): what differs is what the call carries - a piece of the
-    parent's own task - not how the control moves.
-    """
+    parent's own task - not how the control moves. Taught in lesson 01.
+
+    Args:
+        question: the user's request.
+        caller: the agent that owns the task and answers the user.
+        models: one model per agent that runs, by name.
+        agent_tools: the agents the caller may call.
+        registry: every specialist (its tools and expertise), by name.
+        max_iterations: the most model turns of each run.
+        pattern: ``"agent_as_tool"`` or ``"subagent"``, as the run is labelled.
+
+    Returns:
+        The run: the caller's history, one ``AgentCall`` per call that finished, and the caller's answer.
+
+    Raises:
+        UsageError: ``pattern`` is neither of the two, or the caller handed off.
+        KeyError: the caller, or an agent it may call, has no model or no entry in ``registry``.
+        MaxTurnsExceeded: the caller used ``max_iterations`` turns without a final answer.
+    """  # noqa: DOC503
     if pattern not in ("agent_as_tool", "subagent"):
         raise UsageError(f"run_with_agent_tools ejecuta 'agent_as_tool' o 'subagent', no {pattern!r}")
     runs: list[tuple[str, str, str, list[Message]]] = []

@@ -1,30 +1,9 @@
 """Live models on the official SDKs: Anthropic, OpenAI and Gemini behind one call. Taught in lesson 09.
 
-Each class is a callable ``model(messages, tools=..., system=...)`` that returns a turn in
-the Messages shape, so it drops into any runner in place of a scripted model. Each one
-converts our messages and tool schemas to its API and the response back. The SDKs are an
-optional extra (``pip install -e ".[live]"``) imported only when a model is built.
-
-``model_from_env(default)`` reads ``HANDOFFS_MODEL`` (``anthropic:<model>``,
-``openai:<model>`` or ``gemini:<model>``); unset, it returns ``default``.
-
-Tool schemas are converted by ``to_anthropic_tools``, ``to_openai_tools`` and
-``to_gemini_tools``, which take a list of schemas in any of the shapes - Anthropic's
-``input_schema``, OpenAI's ``{"type": "function", "function": {...}}`` (or the flat
-Responses form) and Gemini's ``parameters`` - and return that provider's shape. What a
-provider cannot take fails there, with an ``UnsupportedSchema`` naming the tool, never
-at the first call:
-
-==================================  =====================  ==========================
-JSON Schema construct               Anthropic, OpenAI      Gemini (``parameters``)
-==================================  =====================  ==========================
-``$ref`` to ``#/$defs/...``         kept                   refused (OpenAPI subset)
-``$ref`` to another document        refused                refused
-``enum`` of integers                kept                   refused (string enums only)
-``type: ["string", "null"]``        kept                   ``nullable: true``
-``anyOf: [{...}, {"type": "null"}]`` kept                   ``nullable: true``
-a key the Gemini Schema lacks       kept                   refused
-==================================  =====================  ==========================
+Each class is a callable ``model(messages, tools=..., system=...)`` returning a turn in the
+Messages shape, so it drops into any runner in place of a scripted model; ``model_from_env``
+picks one from ``HANDOFFS_MODEL``. The SDKs are an optional extra (``pip install -e ".[live]"``).
+See docs/library-reference.md.
 """
 
 import importlib
@@ -101,7 +80,18 @@ def _description(description: str | None) -> Schema:
 
 
 def to_anthropic_tools(schemas: Iterable[object]) -> list[Schema]:
-    """Tool schemas in any shape as Anthropic tools: ``{"name", "description", "input_schema"}``."""
+    """Tool schemas in any shape as Anthropic tools: ``{"name", "description", "input_schema"}``. Taught in lesson 09.
+
+    Args:
+        schemas: tool schemas in the Anthropic, OpenAI (nested or flat) or Gemini shape.
+
+    Returns:
+        One Anthropic tool per schema, in order; the input schemas are copies.
+
+    Raises:
+        UnsupportedSchema: a schema is not a tool schema in a known shape, or uses a construct this provider
+            refuses (see docs/library-reference.md, handoffs.providers).
+    """  # noqa: DOC502
     tools = []
     for schema in schemas:
         name, description, parameters = unpack_tool_schema(schema)
@@ -111,7 +101,20 @@ def to_anthropic_tools(schemas: Iterable[object]) -> list[Schema]:
 
 
 def to_openai_tools(schemas: Iterable[object]) -> list[Schema]:
-    """Tool schemas in any shape as OpenAI Chat Completions tools: ``{"type": "function", "function": {...}}``."""
+    """Tool schemas in any shape as OpenAI Chat Completions tools: ``{"type": "function", "function": {...}}``.
+
+    Taught in lesson 09.
+
+    Args:
+        schemas: tool schemas in the Anthropic, OpenAI (nested or flat) or Gemini shape.
+
+    Returns:
+        One OpenAI function tool per schema, in order; the parameter schemas are copies.
+
+    Raises:
+        UnsupportedSchema: a schema is not a tool schema in a known shape, or uses a construct this provider
+            refuses (see docs/library-reference.md, handoffs.providers).
+    """  # noqa: DOC502
     tools = []
     for schema in schemas:
         name, description, parameters = unpack_tool_schema(schema)
@@ -170,7 +173,20 @@ def _gemini_schema(name: str, node: Any, path: str = "(root)") -> Any:
 
 
 def to_gemini_tools(schemas: Iterable[object]) -> list[Schema]:
-    """Tool schemas in any shape as Gemini function declarations: ``{"name", "description", "parameters"}``."""
+    """Tool schemas in any shape as Gemini function declarations: ``{"name", "description", "parameters"}``.
+
+    Taught in lesson 09. Nullable types are folded into ``nullable: true``.
+
+    Args:
+        schemas: tool schemas in the Anthropic, OpenAI (nested or flat) or Gemini shape.
+
+    Returns:
+        One Gemini function declaration per schema, in order.
+
+    Raises:
+        UnsupportedSchema: a schema is not a tool schema in a known shape, or uses a construct this provider
+            refuses (see docs/library-reference.md, handoffs.providers).
+    """  # noqa: DOC502
     tools = []
     for schema in schemas:
         name, description, parameters = unpack_tool_schema(schema)
@@ -214,7 +230,16 @@ class LiveModel:
 
 
 class AnthropicModel(LiveModel):
-    """Claude through ``anthropic.Anthropic().messages.create``; the key comes from ANTHROPIC_API_KEY."""
+    """Claude through ``anthropic.Anthropic().messages.create``; the key comes from ANTHROPIC_API_KEY.
+
+    Call it as ``model(messages, tools=..., system=...)`` to get the next turn.
+    Building one without the ``anthropic`` package installed raises ``MissingSDK``.
+
+    Args:
+        model: the Anthropic model name.
+        client: an ``anthropic.Anthropic`` client (or a test double); a new one when None.
+        max_tokens: the most tokens a reply may have.
+    """
 
     provider = "anthropic"
 
@@ -234,7 +259,14 @@ class AnthropicModel(LiveModel):
         return self.to_turn(self.client.messages.create(**request))
 
     def to_api_messages(self, messages: list[Any]) -> list[Any]:
-        """Our history is already in the Messages shape: drop empty text blocks, which the API refuses."""
+        """Our history is already in the Messages shape: drop empty text blocks, which the API refuses.
+
+        Args:
+            messages: the history in the Messages shape; it is not changed.
+
+        Returns:
+            The messages for ``messages.create``: role and content only.
+        """
         converted = []
         for message in messages:
             content = message["content"]
@@ -245,7 +277,14 @@ class AnthropicModel(LiveModel):
 
     @staticmethod
     def to_turn(response: Any) -> Turn:
-        """Our turn from an ``anthropic.types.Message``."""
+        """Our turn from an ``anthropic.types.Message``.
+
+        Args:
+            response: what ``messages.create`` returned.
+
+        Returns:
+            The assistant turn with its text and tool_use blocks, in order (one empty text block when it has none).
+        """
         blocks: list[Block] = []
         for block in response.content:
             if block.type == "text":
@@ -256,7 +295,15 @@ class AnthropicModel(LiveModel):
 
 
 class OpenAIModel(LiveModel):
-    """GPT through ``openai.OpenAI().chat.completions.create`` with function tools; key from OPENAI_API_KEY."""
+    """GPT through ``openai.OpenAI().chat.completions.create`` with function tools; key from OPENAI_API_KEY.
+
+    Call it as ``model(messages, tools=..., system=...)`` to get the next turn.
+    Building one without the ``openai`` package installed raises ``MissingSDK``.
+
+    Args:
+        model: the OpenAI model name.
+        client: an ``openai.OpenAI`` client (or a test double); a new one when None.
+    """
 
     provider = "openai"
 
@@ -273,7 +320,15 @@ class OpenAIModel(LiveModel):
         return self.to_turn(self.client.chat.completions.create(**request))
 
     def to_api_messages(self, messages: list[Any], system: str | None = None) -> list[Any]:
-        """Chat Completions messages: a system message, tool calls on the assistant, one tool message per result."""
+        """Chat Completions messages: a system message, tool calls on the assistant, one tool message per result.
+
+        Args:
+            messages: the history in the Messages shape; it is not changed.
+            system: the system prompt, sent as the first message when given.
+
+        Returns:
+            The messages for ``chat.completions.create``; an error result's content starts with "Error".
+        """
         converted = [{"role": "system", "content": system}] if system else []
         for message in messages:
             blocks = _blocks(message["content"])
@@ -302,7 +357,17 @@ class OpenAIModel(LiveModel):
 
     @staticmethod
     def to_turn(response: Any) -> Turn:
-        """Our turn from an ``openai`` ChatCompletion: its text, then its function calls."""
+        """Our turn from an ``openai`` ChatCompletion: its text, then its function calls.
+
+        Args:
+            response: what ``chat.completions.create`` returned; its first choice is read.
+
+        Returns:
+            The assistant turn (one empty text block when it has neither text nor calls).
+
+        Raises:
+            MalformedToolCall: a function call's arguments are not JSON, or not a JSON object.
+        """
         message = response.choices[0].message
         blocks: list[Block] = [text_block(message.content)] if message.content else []
         for call in message.tool_calls or []:
@@ -321,7 +386,16 @@ class OpenAIModel(LiveModel):
 
 
 class GeminiModel(LiveModel):
-    """Gemini through ``google.genai.Client().models.generate_content``; key from GEMINI_API_KEY or GOOGLE_API_KEY."""
+    """Gemini through ``google.genai.Client().models.generate_content``; key from GEMINI_API_KEY or GOOGLE_API_KEY.
+
+    Call it as ``model(messages, tools=..., system=...)`` to get the next turn. The model keeps the
+    thought signature of each function call it returned, to send it back with the history.
+    Building one without the ``google-genai`` package installed raises ``MissingSDK``.
+
+    Args:
+        model: the Gemini model name.
+        client: a ``google.genai.Client`` (or a test double); a new one when None.
+    """
 
     provider = "gemini"
 
@@ -346,7 +420,17 @@ class GeminiModel(LiveModel):
         return self.to_turn(response)
 
     def to_api_messages(self, messages: list[Any]) -> list[Any]:
-        """``types.Content`` list: roles user/model, function calls and responses matched by id."""
+        """``types.Content`` list: roles user/model, function calls and responses matched by id.
+
+        The first function call of a turn whose thought signature was never seen gets Google's documented
+        stand-in.
+
+        Args:
+            messages: the history in the Messages shape; it is not changed.
+
+        Returns:
+            The contents for ``generate_content``; messages with nothing to send are left out.
+        """
         types, names, contents = self._types, {}, []
         for message in messages:
             parts, first_call = [], True
@@ -377,7 +461,14 @@ class GeminiModel(LiveModel):
         return None if tool_id.startswith(GEMINI_LOCAL_ID) else tool_id
 
     def to_turn(self, response: Any) -> Turn:
-        """Our turn from a ``GenerateContentResponse``; calls without an id get a local one."""
+        """Our turn from a ``GenerateContentResponse``; calls without an id get a local one.
+
+        Args:
+            response: what ``generate_content`` returned; its first candidate is read, thoughts skipped.
+
+        Returns:
+            The assistant turn (one empty text block when it has neither text nor calls).
+        """
         candidates = response.candidates or []
         content = candidates[0].content if candidates else None
         blocks: list[Block] = []
@@ -399,7 +490,19 @@ PROVIDERS = {"anthropic": AnthropicModel, "openai": OpenAIModel, "gemini": Gemin
 
 
 def model_from_env(default: Any = None, environ: Mapping[str, str] | None = None) -> Any:
-    """The live model HANDOFFS_MODEL names (``provider:model``), or ``default`` when it is unset."""
+    """The live model HANDOFFS_MODEL names (``provider:model``), or ``default`` when it is unset.
+
+    Args:
+        default: what to return when the variable is unset or blank (a scripted model, say).
+        environ: the environment to read; ``os.environ`` when None.
+
+    Returns:
+        A new ``AnthropicModel``, ``OpenAIModel`` or ``GeminiModel``, or ``default``.
+
+    Raises:
+        InvalidModelName: the value is not ``provider:model`` with a known provider and a model name.
+        MissingSDK: the provider's SDK is not installed.
+    """  # noqa: DOC503
     value = (os.environ if environ is None else environ).get(ENV_VAR, "").strip()
     if not value:
         return default

@@ -27,7 +27,17 @@ class NotAModel(UsageError, TypeError):
 
 
 class RecordingModel:
-    """A live model wrapped so that every turn it returns is kept, in order."""
+    """A live model wrapped so that every turn it returns is kept, in order.
+
+    Call it as the inner model is called; each turn is returned unchanged and a copy is kept in ``turns``.
+
+    Args:
+        inner: the live model to record, a callable ``model(messages, tools=..., system=...)``.
+        name: the script's name; by default the inner model's ``name``, else "recorded".
+
+    Raises:
+        NotAModel: ``inner`` is not callable.
+    """
 
     def __init__(self, inner: Any, name: str | None = None) -> None:
         if not callable(inner):
@@ -43,11 +53,31 @@ class RecordingModel:
         return result
 
     def script(self) -> ScriptedModel:
-        """The recorded turns as a ScriptedModel, without a trip to disk."""
+        """The recorded turns as a ScriptedModel, without a trip to disk.
+
+        Returns:
+            A script that replays the turns recorded so far.
+
+        Raises:
+            InvalidTurn: a recorded turn does not have the Messages shape.
+        """  # noqa: DOC502
         return ScriptedModel(self.turns, name=self.name)
 
     def save_script(self, path: str | os.PathLike[str]) -> Path:
-        """Write the recorded turns to ``path`` as deterministic JSON, atomically; returns the path."""
+        """Write the recorded turns to ``path`` as deterministic JSON, atomically; returns the path.
+
+        The file is ``{"name": ..., "turns": [...]}`` with sorted keys, written to a temporary file in the
+        same folder and then renamed, so a reader never sees half a script.
+
+        Args:
+            path: the file to write; an existing one is replaced.
+
+        Returns:
+            The path written, as a ``Path``.
+
+        Raises:
+            OSError: the file cannot be written; the temporary file is removed first.
+        """  # noqa: DOC503
         path = Path(path)
         text = json.dumps({"name": self.name, "turns": self.turns},
                           sort_keys=True, indent=2, ensure_ascii=False) + "\n"
@@ -68,7 +98,19 @@ class RecordingModel:
 
 
 def load_script(path: str | os.PathLike[str], name: str | None = None) -> ScriptedModel:
-    """A ScriptedModel from a file ``save_script`` wrote (or a bare JSON list of turns)."""
+    """A ScriptedModel from a file ``save_script`` wrote (or a bare JSON list of turns).
+
+    Args:
+        path: the script file (UTF-8 JSON).
+        name: the model's name; by default the stored name, else the file's stem.
+
+    Returns:
+        The model that replays the script.
+
+    Raises:
+        InvalidScript: the file is not JSON, holds no list of turns, or a turn does not have the
+            Messages shape.
+    """
     path = Path(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))

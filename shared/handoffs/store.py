@@ -1,29 +1,9 @@
 """A durable handoff store on SQLite: a crash loses nothing, a repeat is processed once. Taught in lesson 10.
 
-Three tables hold what must survive a crash:
-
-* ``contracts`` - one row per ``handoff_id`` (the idempotency key) with the contract in
-  canonical JSON (so a model, a dict and re-indented JSON of the same content are one
-  delivery), its ``version`` and a status: pending -> processing -> done, or dead;
-* ``ownership`` - who took each task, when, and from which handoff;
-* ``outbox``    - messages to send, written in the same transaction as the change
-  that causes them (the transactional outbox), so none is lost.
-
-Delivery is at least once, processed once by an idempotent consumer - never "exactly
-once". A worker claims a pending contract for a lease and may ``renew`` or ``release``
-it; if it dies, the lease expires and another worker reclaims it. Only the holder of the
-current claim may ``complete``: a stale claimant's late result is refused, so each
-handoff's result is stored once. A handoff claimed ``max_attempts`` times without
-completion is a dead letter, never claimed again. A relayer claims outbox messages the
-same way, so two relayers never hold the same message; one that dies mid-send leaves
-its claim to expire and the message is sent again, which the receiver deduplicates by
-``handoff_id``.
-
-Raw JSON and version live side by side: this code reads version 1 (and migrates
-version 0) and returns any other version as a ``StoredContract`` without a contract. Such a
-contract waits for a worker that reads its version, but not forever: once ``unreadable_after``
-seconds have passed since its delivery (``max_attempts`` leases by default) with no one claiming
-it, a worker that cannot read it sets it aside as a dead letter.
+Contracts (keyed by ``handoff_id``), ownership events and a transactional outbox live in one
+file. Delivery is at least once, processed once: workers claim contracts for a lease, only the
+current holder may complete, and a handoff that keeps failing becomes a dead letter.
+See docs/library-reference.md.
 """
 
 import json
@@ -154,7 +134,25 @@ def _field(raw: str, key: str, default: str) -> str:
 
 
 class HandoffStore:
-    """Contracts, ownership events and an outbox in one SQLite file (WAL mode); ``readonly=True`` only reads."""
+    """Contracts, ownership events and an outbox in one SQLite file (WAL mode); ``readonly=True`` only reads.
+
+    Taught in lesson 10. A store is a context manager: ``with HandoffStore(path) as store:`` closes it.
+
+    Args:
+        path: the SQLite file; created (with its tables) when missing, unless read-only.
+        lease_seconds: how long a claim (of a contract or an outbox message) lasts before another
+            worker may take it over.
+        clock: the time source, in seconds; tests pass a fake one.
+        max_attempts: how many claims a handoff gets before it becomes a dead letter, at least 1.
+        unreadable_after: seconds after its delivery when a contract of a version no worker claimed
+            becomes a dead letter; ``max_attempts * lease_seconds`` by default.
+        readonly: open the file for reading only (a file without write permission is opened so anyway).
+
+    Raises:
+        UsageError: ``max_attempts`` is less than 1.
+        StoreError: the file cannot be opened or is not a usable handoff store (a read-only store
+            needs the file to exist).
+    """
 
     def __init__(self, path: str | os.PathLike[str], lease_seconds: float = 30.0,
                  clock: Callable[[], float] = time.time, *, max_attempts: int = MAX_ATTEMPTS,
@@ -229,7 +227,21 @@ class HandoffStore:
 
         The content decides, not its form: a model, a dict and re-indented JSON of one
         contract are one delivery. The same id with other content is a ConflictingDelivery.
-        """
+        A contract of a version this code cannot read is stored as given, for a worker that reads it.
+
+        Args:
+            contract: the contract, as a model, a dict or JSON text.
+
+        Returns:
+            True when the handoff is new, False when this content was already delivered.
+
+        Raises:
+            InvalidContract: the contract cannot be read as a JSON object, or lacks a ``handoff_id``,
+                a ``task_id`` or an integer version.
+            ConflictingDelivery: the same ``handoff_id`` was delivered before with other content.
+            ReadOnlyStore: the store was opened read-only, or its file is read-only.
+            StoreError: the database cannot be written.
+        """  # noqa: DOC503
         raw, handoff_id, task_id, version, data = _stored_form(contract)
         receiver = data.get("receiver") if isinstance(data.get("receiver"), str) else ""
         with self._transaction() as db:
@@ -251,7 +263,18 @@ class HandoffStore:
         A handoff already claimed ``max_attempts`` times becomes a dead letter instead, and so does one of
         a version ``worker`` cannot read that no one has claimed ``unreadable_after`` seconds after its
         delivery: it waits for a worker that reads it, but not forever.
-        """
+
+        Args:
+            worker: the worker taking the claim; the ownership event records it beside the contract's receiver.
+            versions: the contract versions this worker can read.
+
+        Returns:
+            The claimed handoff (status ``processing``), or None when nothing is ready to claim.
+
+        Raises:
+            ReadOnlyStore: the store was opened read-only, or its file is read-only.
+            StoreError: the database cannot be written.
+        """  # noqa: DOC502
         now = self.clock()
         marks = ", ".join("?" for _ in versions)
         with self._transaction() as db:
@@ -280,7 +303,20 @@ class HandoffStore:
         return row if row["status"] == "processing" and row["worker"] == worker else None
 
     def renew(self, handoff_id: str, worker: str) -> bool:
-        """Extend ``worker``'s lease by ``lease_seconds`` from now; False if it does not hold the claim."""
+        """Extend ``worker``'s lease by ``lease_seconds`` from now; False if it does not hold the claim.
+
+        Args:
+            handoff_id: the claimed handoff.
+            worker: the worker that claims to hold it.
+
+        Returns:
+            True when the lease was extended.
+
+        Raises:
+            UnknownHandoff: no handoff has this id.
+            ReadOnlyStore: the store was opened read-only, or its file is read-only.
+            StoreError: the database cannot be written.
+        """  # noqa: DOC502
         with self._transaction() as db:
             if self._held(db, handoff_id, worker) is None:
                 return False
@@ -289,7 +325,20 @@ class HandoffStore:
         return True
 
     def release(self, handoff_id: str, worker: str) -> bool:
-        """Hand the claim back at once (it is pending again, or dead after its last attempt); False if not held."""
+        """Hand the claim back at once (it is pending again, or dead after its last attempt); False if not held.
+
+        Args:
+            handoff_id: the claimed handoff.
+            worker: the worker that claims to hold it.
+
+        Returns:
+            True when the claim was handed back.
+
+        Raises:
+            UnknownHandoff: no handoff has this id.
+            ReadOnlyStore: the store was opened read-only, or its file is read-only.
+            StoreError: the database cannot be written.
+        """  # noqa: DOC502
         with self._transaction() as db:
             row = self._held(db, handoff_id, worker)
             if row is None:
@@ -300,7 +349,23 @@ class HandoffStore:
         return True
 
     def complete(self, handoff_id: str, result: str, *, worker: str) -> bool:
-        """Mark a claimed handoff done and queue its result, once; False unless ``worker`` holds the current claim."""
+        """Mark a claimed handoff done and queue its result, once; False unless ``worker`` holds the current claim.
+
+        The result goes to the outbox, addressed to the contract's sender, in the same transaction.
+
+        Args:
+            handoff_id: the claimed handoff.
+            result: the receiver's result, as text.
+            worker: the worker that claims to hold it; a stale claimant's late result is refused.
+
+        Returns:
+            True when the result was stored.
+
+        Raises:
+            UnknownHandoff: no handoff has this id.
+            ReadOnlyStore: the store was opened read-only, or its file is read-only.
+            StoreError: the database cannot be written.
+        """  # noqa: DOC502
         with self._transaction() as db:
             row = self._held(db, handoff_id, worker)
             if row is None:
@@ -314,39 +379,98 @@ class HandoffStore:
 
     def dead_letters(self) -> list[StoredContract]:
         """The handoffs given up on, in delivery order: claimed ``max_attempts`` times without completion, or of a
-        version no worker read within ``unreadable_after`` seconds."""
+        version no worker read within ``unreadable_after`` seconds.
+
+        Returns:
+            The dead letters, including a last attempt whose lease has expired.
+
+        Raises:
+            StoreError: the database cannot be read.
+        """  # noqa: DOC502
         rows = self._rows("SELECT * FROM contracts WHERE status = 'dead' OR (status = 'processing' AND "
                           "attempts >= ? AND lease_until < ?) ORDER BY seq", (self.max_attempts, self.clock()))
         return [_read(row) for row in rows]
 
     def record_ownership(self, task_id: str, owner: str, handoff_id: str | None = None,
                          at: float | None = None) -> None:
-        """Append one ownership event: ``owner`` holds ``task_id`` from ``at`` (default: now)."""
+        """Append one ownership event: ``owner`` holds ``task_id`` from ``at`` (default: now).
+
+        Args:
+            task_id: the task whose owner changes.
+            owner: the participant that holds the task from now on.
+            handoff_id: the handoff that moved it, if any.
+            at: when, in the store's clock seconds; now by default.
+
+        Raises:
+            ReadOnlyStore: the store was opened read-only, or its file is read-only.
+            StoreError: the database cannot be written.
+        """  # noqa: DOC502
         with self._transaction() as db:
             db.execute("INSERT INTO ownership (task_id, owner, handoff_id, at) VALUES (?, ?, ?, ?)",
                        (task_id, owner, handoff_id, self.clock() if at is None else at))
 
     def ownership(self, task_id: str) -> list[tuple[Any, ...]]:
-        """The ownership events of a task, oldest first, as (owner, worker, handoff_id, at) tuples."""
+        """The ownership events of a task, oldest first, as (owner, worker, handoff_id, at) tuples.
+
+        Args:
+            task_id: the task.
+
+        Returns:
+            One tuple per event; an empty list for a task never owned.
+
+        Raises:
+            StoreError: the database cannot be read.
+        """  # noqa: DOC502
         rows = self._rows("SELECT owner, worker, handoff_id, at FROM ownership WHERE task_id = ? ORDER BY seq",
                           (task_id,))
         return [tuple(row) for row in rows]
 
     def get(self, handoff_id: str) -> StoredContract:
-        """The stored handoff with this id; UnknownHandoff (a KeyError) if there is none."""
+        """The stored handoff with this id; UnknownHandoff (a KeyError) if there is none.
+
+        Args:
+            handoff_id: the handoff's id.
+
+        Returns:
+            The stored handoff, its contract parsed when this code can read it.
+
+        Raises:
+            UnknownHandoff: no handoff has this id.
+            StoreError: the database cannot be read.
+        """  # noqa: DOC503
         rows = self._rows("SELECT * FROM contracts WHERE handoff_id = ?", (handoff_id,))
         if not rows:
             raise UnknownHandoff(f"no hay ningún handoff {handoff_id!r} en {self.path}")
         return _read(rows[0])
 
     def contracts(self, task_id: str | None = None) -> list[StoredContract]:
-        """Every stored handoff (of one task, if given), in delivery order."""
+        """Every stored handoff (of one task, if given), in delivery order.
+
+        Args:
+            task_id: only this task's handoffs; all of them when None.
+
+        Returns:
+            The stored handoffs.
+
+        Raises:
+            StoreError: the database cannot be read.
+        """  # noqa: DOC502
         if task_id is None:
             return [_read(row) for row in self._rows("SELECT * FROM contracts ORDER BY seq")]
         return [_read(row) for row in self._rows("SELECT * FROM contracts WHERE task_id = ? ORDER BY seq", (task_id,))]
 
     def outbox(self, unsent_only: bool = False) -> list[dict[str, Any]]:
-        """The outbox messages as dicts, oldest first."""
+        """The outbox messages as dicts, oldest first.
+
+        Args:
+            unsent_only: leave out the messages already sent.
+
+        Returns:
+            One dict per message, with the outbox table's columns as keys.
+
+        Raises:
+            StoreError: the database cannot be read.
+        """  # noqa: DOC502
         query = "SELECT * FROM outbox" + (" WHERE sent_at IS NULL" if unsent_only else "") + " ORDER BY seq"
         return [dict(row) for row in self._rows(query)]
 
@@ -355,7 +479,18 @@ class HandoffStore:
 
         No message is held by two relayers at once; a claim that expires unsent (its
         relayer died) is claimed again, so a message is sent at least once.
-        """
+
+        Args:
+            relayer: the id of the relayer taking the claim.
+            limit: the most messages to claim.
+
+        Returns:
+            The claimed messages as dicts; an empty list when none is free.
+
+        Raises:
+            ReadOnlyStore: the store was opened read-only, or its file is read-only.
+            StoreError: the database cannot be written.
+        """  # noqa: DOC502
         now = self.clock()
         with self._transaction() as db:
             rows = db.execute("SELECT seq FROM outbox WHERE sent_at IS NULL AND (relayer IS NULL OR "
@@ -368,7 +503,19 @@ class HandoffStore:
         return [dict(row) for row in claimed]
 
     def mark_sent(self, seq: int, relayer: str) -> bool:
-        """Record that ``relayer`` sent outbox message ``seq``; False unless it holds the claim and it is unsent."""
+        """Record that ``relayer`` sent outbox message ``seq``; False unless it holds the claim and it is unsent.
+
+        Args:
+            seq: the message's number (its ``seq`` key).
+            relayer: the relayer that sent it.
+
+        Returns:
+            True when the message is now marked sent.
+
+        Raises:
+            ReadOnlyStore: the store was opened read-only, or its file is read-only.
+            StoreError: the database cannot be written.
+        """  # noqa: DOC502
         with self._transaction() as db:
             changed = db.execute("UPDATE outbox SET sent_at = ? WHERE seq = ? AND relayer = ? AND sent_at IS NULL",
                                  (self.clock(), seq, relayer)).rowcount

@@ -1,18 +1,8 @@
 """Traces and metrics of a handoff chain: events, JSON lines, ownership, Mermaid, plots. Taught in lesson 10.
 
-Each thing a coordinator does becomes one ``TraceEvent``. The kinds are:
-
-* ``start``      - the user gives the task to its first owner;
-* ``work``       - the owner works and keeps the task;
-* ``handoff``    - a transfer between agents, with the receiver's validation result;
-* ``cut``        - the hop limit or a cycle stopped a handoff before delivery;
-* ``escalation`` - a handoff up to a human, with its urgency and the decision requested;
-* ``decision``   - the human answers and the task goes back to whoever escalated;
-* ``return``     - the task goes back to its original owner with a resolution;
-* ``finish``     - the owner closes the task with a result for the user.
-
-Ownership is never stored twice: it is read from the events that move it, so the
-trace alone says who owned each task from when to when.
+Each thing a coordinator does becomes one ``TraceEvent`` of a kind in ``KINDS``; a ``Trace``
+saves them as JSON lines, reads ownership back from the events that move it, measures the
+chain (``Metrics``) and draws it. See docs/library-reference.md.
 """
 
 import json
@@ -52,7 +42,25 @@ class LogicalClock:
 
 @dataclass(frozen=True)
 class TraceEvent:
-    """One thing that happened to a task: who, to whom, when, and what validation said."""
+    """One thing that happened to a task: who, to whom, when, and what validation said.
+
+    Args:
+        kind: one of ``KINDS`` (start, work, handoff, cut, escalation, decision, return, finish).
+        task_id: the task it happened to.
+        sender: who acted (``USER`` for the user).
+        receiver: who the event is addressed to.
+        time: when, in the coordinator's clock.
+        reason: the text the diagram shows: the handoff's reason, a cut's cause, a result.
+        handoff_id: the handoff, for a transfer.
+        version: the contract version, for a transfer.
+        validation: ``"ok"``, ``"duplicate"`` or a rejection reason; None when not validated.
+        urgency: an escalation's urgency.
+        decision_requested: the decision an escalation asks for.
+        hop: an accepted transfer between agents: every handoff, and an escalation to an agent.
+
+    Raises:
+        TraceError: ``kind`` is not one of ``KINDS``.
+    """
 
     kind: str
     task_id: str
@@ -82,7 +90,11 @@ class TraceEvent:
         return self.validation in REJECTIONS
 
     def to_json(self) -> str:
-        """The event as one deterministic JSON line."""
+        """The event as one deterministic JSON line.
+
+        Returns:
+            The JSON text, keys sorted, without a newline.
+        """
         return json.dumps(asdict(self), sort_keys=True, ensure_ascii=False)
 
 
@@ -117,13 +129,24 @@ class Metrics:
 
 
 class Trace:
-    """An append-only list of trace events that saves, measures and draws itself."""
+    """An append-only list of trace events that saves, measures and draws itself. Taught in lesson 10.
+
+    Args:
+        events: the events to start with, in order.
+    """
 
     def __init__(self, events: Iterable[TraceEvent] = ()) -> None:
         self.events = list(events)
 
     def append(self, event: TraceEvent) -> TraceEvent:
-        """Add one event and return it."""
+        """Add one event and return it.
+
+        Args:
+            event: the event, the latest of the trace.
+
+        Returns:
+            The same event.
+        """
         self.events.append(event)
         return event
 
@@ -137,33 +160,82 @@ class Trace:
         return self.events[index]
 
     def task_ids(self) -> list[str]:
-        """The tasks in this trace, in order of first appearance."""
+        """The tasks in this trace, in order of first appearance.
+
+        Returns:
+            The task ids, each once.
+        """
         return list(dict.fromkeys(event.task_id for event in self.events))
 
     def for_task(self, task_id: str) -> list[TraceEvent]:
-        """The events of one task, in order."""
+        """The events of one task, in order.
+
+        Args:
+            task_id: the task.
+
+        Returns:
+            Its events; an empty list for a task not in the trace.
+        """
         return [event for event in self.events if event.task_id == task_id]
 
     def to_jsonl(self) -> str:
-        """The whole trace as JSON lines, one event per line."""
+        """The whole trace as JSON lines, one event per line.
+
+        Returns:
+            The text, each line ended by a newline; ``from_jsonl`` reads it back.
+        """
         return "".join(event.to_json() + "\n" for event in self.events)
 
     def write(self, path: str | os.PathLike[str]) -> None:
-        """Write the trace to ``path`` as JSON lines (UTF-8)."""
+        """Write the trace to ``path`` as JSON lines (UTF-8).
+
+        Args:
+            path: the file to write; an existing one is replaced.
+        """
         Path(path).write_text(self.to_jsonl(), encoding="utf-8")
 
     @classmethod
     def from_jsonl(cls, text: str) -> "Trace":
-        """A trace read back from JSON lines."""
+        """A trace read back from JSON lines.
+
+        Args:
+            text: JSON lines as ``to_jsonl`` writes them; blank lines are skipped.
+
+        Returns:
+            The trace. A line that is not an event's JSON raises ``json.JSONDecodeError`` or ``TypeError``.
+
+        Raises:
+            TraceError: an event is of an unknown kind.
+        """  # noqa: DOC502
         return cls(TraceEvent(**json.loads(line)) for line in text.splitlines() if line.strip())
 
     @classmethod
     def read(cls, path: str | os.PathLike[str]) -> "Trace":
-        """A trace read from a JSON lines file."""
+        """A trace read from a JSON lines file.
+
+        Args:
+            path: a file written by ``write`` (UTF-8).
+
+        Returns:
+            The trace, as ``from_jsonl`` reads it.
+
+        Raises:
+            TraceError: an event is of an unknown kind.
+        """  # noqa: DOC502
         return cls.from_jsonl(Path(path).read_text(encoding="utf-8"))
 
     def ownership(self, task_id: str) -> list[Span]:
-        """Who owned the task from when to when; raises TraceError (a ValueError) if anyone but the owner acted."""
+        """Who owned the task from when to when; raises TraceError (a ValueError) if anyone but the owner acted.
+
+        Args:
+            task_id: the task.
+
+        Returns:
+            One span per owner, in order; the last owner's span ends at the task's last event.
+
+        Raises:
+            TraceError: an event was sent by someone other than the task's owner at the time.
+        """
         spans: list[Span] = []
         owner: str | None = None
         since = 0.0
@@ -182,7 +254,14 @@ class Trace:
         return spans
 
     def metrics(self) -> Metrics:
-        """Hops per task, time per owner and rejections by reason, over the whole trace."""
+        """Hops per task, time per owner and rejections by reason, over the whole trace.
+
+        Returns:
+            The metrics; a duplicate delivery counts neither as an attempt nor as a rejection.
+
+        Raises:
+            TraceError: in some task, someone other than its owner acted (see ``ownership``).
+        """  # noqa: DOC502
         hops = {task: sum(1 for e in self.for_task(task) if e.moves_owner and (e.kind == "handoff" or e.hop))
                 for task in self.task_ids()}
         time: defaultdict[str, float] = defaultdict(float)
@@ -196,7 +275,14 @@ class Trace:
                        dict(sorted(rejections.items())))
 
     def diagram(self, task_id: str | None = None) -> str:
-        """The trace (or one task of it) as a Mermaid sequence diagram."""
+        """The trace (or one task of it) as a Mermaid sequence diagram.
+
+        Args:
+            task_id: draw only this task; the whole trace when None.
+
+        Returns:
+            The Mermaid text, labels in Spanish.
+        """
         events = self.events if task_id is None else self.for_task(task_id)
         participants = list(dict.fromkeys(name for e in events for name in (e.sender, e.receiver)))
         return mermaid_sequence(participants, [step for event in events for step in _arrows(event)])
@@ -232,7 +318,14 @@ def _arrows(event: TraceEvent) -> list[Event]:
 
 
 def plot_metrics(trace: "Trace | Metrics") -> Any:
-    """A matplotlib Figure of a trace's metrics: time per owner and rejections by reason."""
+    """A matplotlib Figure of a trace's metrics: time per owner and rejections by reason. Taught in lesson 10.
+
+    Args:
+        trace: a trace (measured here) or metrics already computed.
+
+    Returns:
+        The figure, closed so that it displays once, where the caller shows it.
+    """
     import matplotlib.pyplot as plt
 
     metrics = trace.metrics() if isinstance(trace, Trace) else trace

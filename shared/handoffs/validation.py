@@ -1,22 +1,8 @@
 """Receiver-side validation: accept a handoff, or reject it with a reason and a next step. Taught in lesson 06.
 
-The receiver checks the package before it chooses its first tool (seed 002). A rejection
-is an operating state, not an exception: each reason has its own next step.
-
-============  ===============================================  ==========================
-reason        what went wrong                                  next step
-============  ===============================================  ==========================
-invalid       bad shape or JSON, unsupported version, another  ``repair``: the sender gets
-              task's id, evidence that does not resolve        the errors and resends
-stale         the package was built on an older state          ``reload``: reload the state
-                                                               and build a new package
-unauthorized  it asks for a tool outside the receiver's        ``escalate`` or ``stop``, as
-              authority                                        the contract's recovery says
-============  ===============================================  ==========================
-
-Authority is enforced in code: the receiver runs with ``granted_tools`` only, and a call
-to any other tool comes back as an error result. Prose such as "you may publish" in the
-objective grants nothing.
+``accept_handoff`` checks the package before the receiver chooses its first tool; a rejection
+is a value (invalid, stale or unauthorized), each with its own next step. Authority is enforced
+in code: ``run_receiver`` runs with the granted tools only. See docs/library-reference.md.
 """
 
 import re
@@ -38,7 +24,17 @@ Reason = Literal["invalid", "stale", "unauthorized"]
 
 @dataclass(frozen=True)
 class HandoffResult:
-    """What the receiver decided about one handoff: accepted, or rejected with a reason and the fields at fault."""
+    """What the receiver decided about one handoff: accepted, or rejected with a reason and the fields at fault.
+
+    Taught in lesson 06.
+
+    Args:
+        ok: whether the handoff is accepted.
+        reason: why it was rejected: ``"invalid"``, ``"stale"`` or ``"unauthorized"``; None when accepted.
+        contract: the parsed contract, when the package could be read as one.
+        errors: one ``{"field": ..., "problem": ...}`` dict per fault, the problem in Spanish.
+        duplicate: the handoff was already processed (accepted, next step "skip").
+    """
 
     ok: bool
     reason: Reason | None = None
@@ -64,7 +60,14 @@ class HandoffResult:
         return [error["field"] for error in self.errors]
 
     def exposed_tools(self, receiver_tools: Mapping[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
-        """The tools a receiver may use for this handoff: the granted ones when it proceeds, none otherwise."""
+        """The tools a receiver may use for this handoff: the granted ones when it proceeds, none otherwise.
+
+        Args:
+            receiver_tools: every tool the receiver has, by name.
+
+        Returns:
+            The ``granted_tools`` when the next step is "proceed"; an empty dict otherwise (a duplicate included).
+        """
         if self.next_step != "proceed" or self.contract is None:
             return {}
         return granted_tools(self.contract, receiver_tools)
@@ -154,7 +157,7 @@ def _state_problem(contract: HandoffContract, state_version: object) -> str | No
 
 def accept_handoff(value: object, *, expected_task_id: object, allowed_tools: object, state_version: object = None,
                    evidence_exists: object = None, already_processed: object = None) -> HandoffResult:
-    """Accept or reject a handoff; never raises, whatever its arguments are.
+    """Accept or reject a handoff; never raises, whatever its arguments are. Taught in lesson 06.
 
     The checks run in this order, and the first that fails decides:
 
@@ -174,6 +177,18 @@ def accept_handoff(value: object, *, expected_task_id: object, allowed_tools: ob
     Receiver arguments of the wrong type fail closed: tools that are not names grant
     nothing, a resolver that is not callable or a state version that is not a whole
     number rejects the package.
+
+    Args:
+        value: the package: a ``HandoffContract``, a dict or JSON text.
+        expected_task_id: the task this receiver works on; a package of another task is invalid.
+        allowed_tools: the tool names the receiver has (one name or an iterable of names).
+        state_version: the receiver's current state version; None skips the check.
+        evidence_exists: a predicate that says whether an evidence reference resolves (an ``OSError``
+            it raises makes the reference unverifiable); None skips the check.
+        already_processed: the handoff ids already done (anything that supports ``in``); None skips the check.
+
+    Returns:
+        The decision: accepted (perhaps as a duplicate), or rejected with a reason and the fields at fault.
     """
     contract, errors = _parse(value)
     if contract is None:
@@ -203,7 +218,17 @@ def _forbidden(tool: str, forbidden_actions: list[str]) -> bool:
 
 def granted_tools(contract: HandoffContract,
                   receiver_tools: Mapping[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
-    """The receiver's tools that the contract allows, minus any named in its forbidden actions."""
+    """The receiver's tools that the contract allows, minus any named in its forbidden actions. Taught in lesson 06.
+
+    A tool is forbidden when its name appears as a whole word in a forbidden action.
+
+    Args:
+        contract: the accepted contract, whose ``authority`` decides.
+        receiver_tools: every tool the receiver has, by name.
+
+    Returns:
+        The granted tools, by name, in the receiver's order.
+    """
     authority = contract.authority
     return {name: function for name, function in receiver_tools.items()
             if name in authority.allowed_tools and not _forbidden(name, authority.forbidden_actions)}
@@ -214,7 +239,14 @@ class OutsideAuthority(ModelBehaviorError, PermissionError):
 
 
 class AuthorityGate(dict[str, Callable[..., Any]]):
-    """The granted tools; looking up any other name returns a tool that refuses, naming the handoff."""
+    """The granted tools; looking up any other name returns a tool that refuses, naming the handoff.
+
+    The refusing tool raises ``OutsideAuthority``, which the dispatcher turns into an ``is_error`` result.
+
+    Args:
+        granted: the tools this handoff grants, by name.
+        handoff_id: the handoff named in a refusal.
+    """
 
     def __init__(self, granted: Mapping[str, Callable[..., Any]], handoff_id: str) -> None:
         super().__init__(granted)
@@ -229,7 +261,15 @@ class AuthorityGate(dict[str, Callable[..., Any]]):
         return refuse
 
     def get(self, name: str, default: object = None) -> Callable[..., Any]:
-        """Every name answers: the granted tool, or a refusal (the dispatcher looks tools up with get)."""
+        """Every name answers: the granted tool, or a refusal (the dispatcher looks tools up with get).
+
+        Args:
+            name: the tool the model called.
+            default: ignored: no name is ever missing.
+
+        Returns:
+            The granted tool, or a tool that raises ``OutsideAuthority`` when called.
+        """
         return self[name]
 
     def __missing__(self, name: str) -> Callable[..., Any]:
@@ -244,7 +284,17 @@ def _section(title: str, items: list[str]) -> list[str]:
 
 
 def contract_brief(contract: HandoffContract) -> str:
-    """The receiver's first message: the objective and the distilled state of the contract, nothing else."""
+    """The receiver's first message: the objective and the distilled state of the contract, nothing else.
+
+    Taught in lesson 06.
+
+    Args:
+        contract: the accepted contract.
+
+    Returns:
+        The brief, in Spanish: who handed off and why, the objective, then the verified facts, the
+        hypotheses, the work done and remaining, the constraints and the acceptance criteria (empty ones left out).
+    """
     lines = [f"Handoff {contract.handoff_id} de {contract.sender} ({contract.reason}).",
              f"Ahora eres dueño de la tarea {contract.task_id}.", f"Objetivo: {contract.next_objective}"]
     lines += _section("Hechos verificados (no los vuelvas a verificar)", contract.facts.verified)
@@ -264,6 +314,23 @@ def run_receiver(contract: HandoffContract, model: Any, receiver_tools: Mapping[
     Run it once ``accept_handoff`` says "proceed". A call to any other tool comes back as an
     ``is_error`` result saying it is outside this handoff's authority. ``receivers`` lists whom
     the receiver may hand off to in turn (nobody by default: onward hops are the coordinator's).
-    """
+
+    Taught in lesson 06.
+
+    Args:
+        contract: the accepted contract; its brief is the receiver's first message.
+        model: the receiver's model (scripted or live).
+        receiver_tools: every tool the receiver has, by name; only the granted ones run.
+        receiver_name: the receiver's name, as the run records it.
+        max_iterations: the most model turns before the run gives up.
+        receivers: the participants the receiver may hand off to.
+
+    Returns:
+        How the run ended: the final turn, or the package of an onward handoff; and the whole history.
+
+    Raises:
+        MaxTurnsExceeded: the receiver used ``max_iterations`` turns without a final answer or a handoff.
+        ModelBehaviorError: the model returned a turn the run cannot go on with.
+    """  # noqa: DOC502
     gate = AuthorityGate(granted_tools(contract, receiver_tools), contract.handoff_id)
     return run_agent_robust(contract_brief(contract), model, gate, receiver_name, receivers, max_iterations)
