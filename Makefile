@@ -1,7 +1,7 @@
 # Two commands do all the set-up on a fresh machine with Python 3.11 and make:
 #   make course   set up, fill work/ (the student's own copies), then open JupyterLab there
 #                 (HEADLESS=1: no browser, print the URL; PORT=9000: another port)
-#   make test     set up, then lint (ruff), type-check (mypy) and run the whole test suite (pytest)
+#   make test     set up, then lint (ruff, pydoclint), type-check (mypy) and run the whole test suite (pytest)
 #   make test-fast  while working: ruff and every test not marked slow (no kernel, no subprocess), under a minute
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
@@ -9,6 +9,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 LAB    := $(VENV)/.lab-settings
+DOCLINT := $(VENV)/doclint/bin/pydoclint
 PORT   ?= 8888
 # JupyterLab's root (the student reaches work/ and the repository) and the student's folder, directly
 # under the root (the default URL opens it).
@@ -46,6 +47,11 @@ $(LAB): $(STAMP) jupyter/overrides.json jupyter/page_config.json
 
 setup: $(STAMP) $(LAB)
 
+# pydoclint in a venv of its own (see [tool.pydoclint] in pyproject.toml for why)
+$(DOCLINT): | $(STAMP)
+	$(BIN)/python -m venv $(VENV)/doclint
+	$(VENV)/doclint/bin/python -m pip install --quiet "pydoclint>=0.12,<0.13"
+
 work: setup
 	$(BIN)/python -m grader.workspace $(WORK)
 
@@ -61,14 +67,16 @@ ifeq ($(wildcard tests),)
 test test-fast:
 	@echo "a student release has no test suite; grade your work with: .venv/bin/grader grade FILE"
 else
-test: setup
+test: setup $(DOCLINT)
 	$(BIN)/ruff check .
+	$(DOCLINT) --config=pyproject.toml --quiet shared/handoffs shared/reservo_tools.py
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
 # while working: ruff, then the library's and the grader's unit tests (no kernel, no subprocess), under a minute
-test-fast: setup
+test-fast: setup $(DOCLINT)
 	$(BIN)/ruff check .
+	$(DOCLINT) --config=pyproject.toml --quiet shared/handoffs shared/reservo_tools.py
 	$(BIN)/python -m pytest -q -m "not slow"
 endif
 
