@@ -23,16 +23,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import Field
-
 from .coordinator import MAX_HOPS
 from .errors import HandoffsError, UsageError
 from .loop import MixedTurn, run_loop, start_messages
 from .messages import Message, ToolResultBlock, ToolUseBlock
 from .models import AnyModel
-from .tools import Tool, ToolSchema, json_schema_of, to_input_schema_format
+from .policies import AGENT_HANDOFF_TOOL_NAME, AgentHandoff
+from .tools import Tool, ToolSchema, to_input_schema_format
 
-AGENT_HANDOFF_TOOL = "handoff"
 BASE_SYSTEM_PROMPT = (
     "You are an autonomous agent and may call functions over several steps when that helps. "
     "The user only reads what you write once you stop calling functions, so finish with a "
@@ -47,59 +45,6 @@ class AgentError(HandoffsError):
 
 class HandoffDepthExceeded(AgentError):
     """A chain of handoffs grew past the guard: most likely agents handing off in a cycle."""
-
-
-def make_handoff_schema(agent_names: Iterable[str]) -> ToolSchema:
-    """The schema of the ``handoff(name, reason)`` tool, listing the agents it may target."""
-    names = tuple(agent_names)
-    fields = {
-        "name": (Literal[names], Field(description=f"El agente que pasa a ser dueño de la conversación. "
-                                               f"Debe ser uno de: {list(names)}")),
-        "reason": (str, Field(description="Por qué hace falta el handoff, en pocas palabras "
-                                          "(p. ej., 'requiere un cálculo matemático').")),
-    }
-    return {
-        "name": AGENT_HANDOFF_TOOL,
-        "description": (
-            "Haz handoff de toda la conversación a otro agente, especialista. Úsala SOLO cuando la "
-            "solicitud necesite tools o habilidades que tiene ese agente. NO hagas handoff de preguntas "
-            "de cultura general (geografía, historia, datos de ciencia y similares): respóndelas tú. "
-            f"Agentes disponibles: {list(names)}"
-        ),
-        "input_schema": json_schema_of(fields, "handoff_input"),
-    }
-
-
-@dataclass(frozen=True)
-class Transfer:
-    """An accepted ``handoff`` call: the target agent's name, the reason and the call's arguments."""
-
-    target: str
-    reason: str
-    args: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class AgentHandoff:
-    """The Agent's interception policy: ``handoff(name, reason)`` to one of ``targets``."""
-
-    targets: tuple[str, ...]
-    name: str = AGENT_HANDOFF_TOOL
-
-    def schema(self, sender: str) -> ToolSchema | None:
-        """The generated handoff tool, listing the targets."""
-        return make_handoff_schema(self.targets) if self.targets else None
-
-    def accept(self, sender: str, tool_input: dict[str, Any]) -> "Transfer | str":
-        """A Transfer to a known target, or the seed's failure message (in Spanish)."""
-        wanted = tool_input.get("name")
-        if wanted in self.targets:
-            return Transfer(str(wanted), str(tool_input.get("reason", "sin motivo")), dict(tool_input))
-        return f"Handoff fallido: no existe el agente '{wanted}'. Agentes disponibles: {list(self.targets)}"
-
-    def target(self, handoff: Transfer) -> str:
-        """The agent that takes over."""
-        return handoff.target
 
 
 @dataclass(frozen=True)
@@ -180,8 +125,8 @@ class Agent:
         if len(set(names)) != len(names):
             raise UsageError(f"agente {name!r}: los destinos de handoff deben tener nombres distintos; "
                              f"se recibió {names}")
-        if self.handoffs and AGENT_HANDOFF_TOOL in {s["name"] for s in self.tool_schemas}:
-            raise UsageError(f"agente {name!r}: el nombre de tool {AGENT_HANDOFF_TOOL!r} está reservado "
+        if self.handoffs and AGENT_HANDOFF_TOOL_NAME in {s["name"] for s in self.tool_schemas}:
+            raise UsageError(f"agente {name!r}: el nombre de tool {AGENT_HANDOFF_TOOL_NAME!r} está reservado "
                              "para los handoffs")
 
     @property
@@ -222,7 +167,7 @@ class Agent:
 
     def _event(self, block: ToolUseBlock, result: ToolResultBlock) -> AgentEvent:
         args, failed = copy.deepcopy(block["input"]), bool(result.get("is_error"))
-        if self.handoffs and block["name"] == AGENT_HANDOFF_TOOL:
+        if self.handoffs and block["name"] == AGENT_HANDOFF_TOOL_NAME:
             return AgentEvent(self.name, "handoff_failed", str(args.get("name")), args, result["content"])
         return AgentEvent(self.name, "tool_error" if failed else "tool", block["name"], args, result["content"])
 

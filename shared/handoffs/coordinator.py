@@ -37,10 +37,10 @@ from .participants import (
     Decision,
     Escalate,
     Finish,
-    Handoff,
     Human,
     InvalidOutcome,
     ModelAgent,
+    OfferHandoff,
     Outcome,
     OutOfScript,
     Participant,
@@ -54,7 +54,7 @@ from .traces import USER, LogicalClock, Trace, TraceEvent
 from .validation import HandoffResult, accept_handoff
 
 __all__ = ["MAX_HOPS", "Coordination", "CoordinationError", "Coordinator", "Decision", "Escalate", "Finish",
-           "Handoff", "Human", "InvalidOutcome", "ModelAgent", "NoHumanOnCall", "OutOfScript", "Outcome",
+           "OfferHandoff", "Human", "InvalidOutcome", "ModelAgent", "NoHumanOnCall", "OutOfScript", "Outcome",
            "Participant", "Progress", "Return", "RunNotFinished", "ScriptedAgent", "Task", "UnknownParticipant",
            "escalation_prompt"]
 
@@ -180,7 +180,7 @@ class Coordinator:
                 case Progress(note):
                     run.record("work", owner, note)
                     received = None
-                case Handoff(contract):
+                case OfferHandoff(contract):
                     received = self._offer(run, "handoff", contract)
                 case Escalate(contract):
                     received = self._offer(run, "escalation", contract)

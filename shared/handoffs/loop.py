@@ -23,15 +23,15 @@ import copy
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from .errors import ModelBehaviorError
 from .messages import Message, ToolResultBlock, ToolUseBlock, Turn, final_text, tool_result_block, tool_uses
 from .models import AnyModel, next_turn
+from .policies import HandoffPolicy
 from .tools import Tool, ToolSchema, dispatch_parallel, dispatch_safely
 
 H = TypeVar("H")
-H_co = TypeVar("H_co", covariant=True)
 
 
 class MixedTurn(Enum):
@@ -40,27 +40,6 @@ class MixedTurn(Enum):
     FIRST_BLOCK = "first_block"
     STOP_AT_HANDOFF = "stop_at_handoff"
     ANSWER_ALL = "answer_all"
-
-
-class HandoffPolicy(Protocol[H_co]):
-    """How the loop recognises a handoff and what a valid one becomes."""
-
-    @property
-    def name(self) -> str:
-        """The tool name the model calls to hand off."""
-        ...
-
-    def schema(self, sender: str) -> ToolSchema | None:
-        """The handoff tool offered to ``sender``'s model, or None when it has no one to hand off to."""
-        ...
-
-    def accept(self, sender: str, tool_input: dict[str, Any]) -> H_co | str:
-        """The accepted handoff, or the reason it was refused (read by the model)."""
-        ...
-
-    def target(self, handoff: Any) -> str:
-        """Who takes over after this accepted handoff."""
-        ...
 
 
 class MaxTurnsExceeded(ModelBehaviorError, RuntimeError):

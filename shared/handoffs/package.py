@@ -11,14 +11,13 @@ import functools
 import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError, create_model
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from .errors import UsageError, pydantic_message
-from .tools import ToolSchema, model_schema
+from .tools import with_choices
 
-HANDOFF_TOOL_NAME = "handoff_to_specialist"
 REQUIRED_FIELDS = ("receiver", "reason", "task")
 
 def _not_blank(text: str) -> str:
@@ -62,19 +61,18 @@ class PackageData(HandoffInput):
 
 @functools.lru_cache(maxsize=64)
 def input_model(receivers: tuple[str, ...] | None) -> type[HandoffInput]:
-    """``HandoffInput`` with ``receiver`` restricted to ``receivers`` (None: any name)."""
+    """``HandoffInput`` with ``receiver`` restricted to ``receivers``.
+
+    Args:
+        receivers: The allowed receivers, in the order the schema lists them; None or () allows any name.
+
+    Returns:
+        The pydantic model a handoff call is offered and validated with.
+    """
     if not receivers:
         return HandoffInput
-    receiver_type = Literal[receivers]  # type: ignore[valid-type]
-    description = f"El especialista que pasa a ser dueño de la tarea. Uno de: {list(receivers)}"
-    described = Annotated[receiver_type, Field(description=description)]
-    return create_model("HandoffInput", __base__=HandoffInput, receiver=(described, ...))
-
-
-def make_handoff_tool(receivers: Sequence[str], description: str = HANDOFF_DESCRIPTION) -> ToolSchema:
-    """The schema of the handoff pseudo-tool, with ``receivers`` as the allowed targets."""
-    schema = model_schema(input_model(tuple(receivers)))
-    return {"name": HANDOFF_TOOL_NAME, "description": description, "input_schema": schema}
+    return with_choices(HandoffInput, "receiver", receivers,
+                        f"El especialista que pasa a ser dueño de la tarea. Uno de: {list(receivers)}")
 
 
 def _problem(error: Any, tool_input: Any, receivers: Sequence[str]) -> tuple[int, str]:
@@ -167,31 +165,3 @@ def package_from_tool_input(sender: str, tool_input: dict[str, Any]) -> HandoffP
     """The HandoffPackage that a handoff tool call describes (context defaults to {})."""
     return HandoffPackage(sender=sender, receiver=tool_input["receiver"], reason=tool_input["reason"],
                           task=tool_input["task"], context=copy.deepcopy(tool_input.get("context", {})))
-
-
-@dataclass(frozen=True)
-class SpecialistHandoff:
-    """The interception policy for ``handoff_to_specialist``: a valid call becomes a HandoffPackage."""
-
-    receivers: tuple[str, ...] | None = None
-    name: str = HANDOFF_TOOL_NAME
-
-    def schema(self, sender: str) -> ToolSchema | None:
-        """The pseudo-tool as ``sender`` is offered it, or None when there is no one to hand off to."""
-        others = [r for r in (self.receivers or ()) if r != sender]
-        return make_handoff_tool(others) if others else None
-
-    def accept(self, sender: str, tool_input: dict[str, Any]) -> HandoffPackage | str:
-        """The package a call describes, or why it was refused."""
-        receivers = self.receivers
-        if receivers is None:  # the seed's runner: any non-empty receiver but the sender
-            receiver = tool_input.get("receiver")
-            receivers = (receiver,) if isinstance(receiver, str) else ()
-        valid, problems = parse_handoff_input(tool_input, receivers, sender=sender)
-        if valid is None:
-            return "Handoff rechazado: " + "; ".join(problems)
-        return HandoffPackage(sender, valid.receiver, valid.reason, valid.task, copy.deepcopy(valid.context))
-
-    def target(self, handoff: HandoffPackage) -> str:
-        """Who takes over: the package's receiver."""
-        return handoff.receiver

@@ -1,7 +1,7 @@
 """Who takes part in a coordinated run, and what each turn may return. Taught in lesson 08.
 
 A participant has a ``name``, the ``tools`` it can use and ``act(step, task, received)``,
-which returns one outcome: ``Progress`` (keep the task), ``Handoff`` (to another agent),
+which returns one outcome: ``Progress`` (keep the task), ``OfferHandoff`` (to another agent),
 ``Escalate`` (up, with urgency and the decision requested), ``Decision`` (a human's
 answer), ``Return`` (back to the original owner) or ``Finish`` (close it). Three kinds
 of participant ship here: a ``ScriptedAgent``, a ``ModelAgent`` driven by a model, and a
@@ -51,7 +51,7 @@ class Progress:
 
 
 @dataclass(frozen=True)
-class Handoff:
+class OfferHandoff:
     """Hand the task to another agent; the contract may be a model, a dict or JSON text."""
 
     contract: object
@@ -94,7 +94,7 @@ class Finish:
     result: str
 
 
-Outcome = Progress | Handoff | Escalate | Decision | Return | Finish
+Outcome = Progress | OfferHandoff | Escalate | Decision | Return | Finish
 Step = Outcome | Callable[[Task, Any], Outcome]
 
 
@@ -152,7 +152,7 @@ class ModelAgent:
         if self.to_contract is None:
             raise UsageError(f"el ModelAgent {self.name!r} hizo handoff a {package.receiver!r}, "
                              "pero no tiene to_contract")
-        return Handoff(self.to_contract(task, package))
+        return OfferHandoff(self.to_contract(task, package))
 
     def __repr__(self) -> str:
         return f"ModelAgent({self.name!r}, tools={list(self.tools)}, receivers={list(self.receivers)})"

@@ -15,30 +15,31 @@ from collections.abc import Mapping, Sequence
 from .loop import MixedTurn, RunResult, run_loop
 from .messages import Message, Turn
 from .models import AnyModel
-from .package import HandoffPackage, SpecialistHandoff
+from .package import HandoffPackage
+from .policies import SpecialistHandoff
 from .tools import Tool, ToolSchema, schemas_of
 
 
-def run_agent_parallel(question: str | Sequence[Message], model_script: AnyModel, tools: Mapping[str, Tool],
-                       max_iterations: int = 10) -> tuple[Turn | None, list[Message]]:
+def run_agent_parallel(question: str | Sequence[Message], model: AnyModel, tools: Mapping[str, Tool],
+                       max_turns: int = 10) -> tuple[Turn | None, list[Message]]:
     """Run a tool-using agent to its final turn; returns (final, messages). An unknown tool raises KeyError."""
-    result: RunResult[None] = run_loop(question, model_script, tools, name="agent", tool_errors="raise",
-                                       max_turns=max_iterations)
+    result: RunResult[None] = run_loop(question, model, tools, name="agent", tool_errors="raise",
+                                       max_turns=max_turns)
     return result.final, result.messages
 
 
-def run_agent_with_handoff(question: str | Sequence[Message], model_script: AnyModel, tools: Mapping[str, Tool],
-                           self_name: str, max_iterations: int = 10) -> RunResult[HandoffPackage]:
+def run_agent_with_handoff(question: str | Sequence[Message], model: AnyModel, tools: Mapping[str, Tool],
+                           name: str, max_turns: int = 10) -> RunResult[HandoffPackage]:
     """Like run_agent_parallel, but stops at a handoff in a turn's FIRST block; unpacks as (final, messages, package).
 
     A handoff later in the turn is dispatched like any tool: the lesson's mixed-turn trap.
     """
-    return run_loop(question, model_script, tools, name=self_name, handoff=SpecialistHandoff(),
-                    mixed_turn=MixedTurn.FIRST_BLOCK, tool_errors="raise", max_turns=max_iterations)
+    return run_loop(question, model, tools, name=name, handoff=SpecialistHandoff(),
+                    mixed_turn=MixedTurn.FIRST_BLOCK, tool_errors="raise", max_turns=max_turns)
 
 
-def run_agent_robust(question: str | Sequence[Message], model: AnyModel, tools: Mapping[str, Tool], self_name: str,
-                     receivers: Sequence[str], max_iterations: int = 10,
+def run_agent_robust(question: str | Sequence[Message], model: AnyModel, tools: Mapping[str, Tool], name: str,
+                     receivers: Sequence[str], max_turns: int = 10,
                      tool_schemas: Sequence[ToolSchema] | None = None, system: str | None = None,
                      ) -> RunResult[HandoffPackage]:
     """Run an agent that may hand off anywhere in a turn to one of ``receivers``; unpacks as (final, messages, package).
@@ -47,5 +48,5 @@ def run_agent_robust(question: str | Sequence[Message], model: AnyModel, tools: 
     handoff tool listing the other receivers; a script ignores them.
     """
     schemas = schemas_of(tools) if tool_schemas is None else tool_schemas
-    return run_loop(question, model, tools, name=self_name, handoff=SpecialistHandoff(tuple(receivers)),
-                    mixed_turn=MixedTurn.ANSWER_ALL, max_turns=max_iterations, tool_schemas=schemas, system=system)
+    return run_loop(question, model, tools, name=name, handoff=SpecialistHandoff(tuple(receivers)),
+                    mixed_turn=MixedTurn.ANSWER_ALL, max_turns=max_turns, tool_schemas=schemas, system=system)

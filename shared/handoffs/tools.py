@@ -11,9 +11,9 @@ import copy
 import functools
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NotRequired, TypedDict, get_type_hints
+from typing import Annotated, Any, Literal, NotRequired, TypedDict, TypeVar, get_type_hints
 
-from pydantic import BaseModel, create_model
+from pydantic import BaseModel, Field, create_model
 
 from .errors import UsageError
 from .messages import ToolResultBlock, ToolUseBlock, tool_result_block
@@ -48,6 +48,25 @@ def model_schema(model: type[BaseModel]) -> dict[str, Any]:
     schema = _without_titles(model.model_json_schema())
     schema.setdefault("required", [])
     return dict(schema)
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def with_choices(model: type[M], field: str, choices: tuple[str, ...], description: str) -> type[M]:
+    """``model`` with ``field`` restricted to one of ``choices``, so its schema lists them in an ``enum``.
+
+    Args:
+        model: The pydantic model to restrict.
+        field: The name of the field that names a target.
+        choices: The allowed values, in the order the schema lists them.
+        description: The field's new description, as the model reads it.
+
+    Returns:
+        A subclass of ``model`` with the same name, the field now a required ``Literal[choices]``.
+    """
+    described = Annotated[Literal[choices], Field(description=description)]  # type: ignore[valid-type]
+    return create_model(model.__name__, __base__=model, **{field: (described, ...)})  # type: ignore[call-overload]
 
 
 def json_schema_of(fields: Mapping[str, tuple[Any, Any]], name: str) -> dict[str, Any]:
