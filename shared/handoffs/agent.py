@@ -80,12 +80,27 @@ class AgentTrace(list[AgentEvent]):
 
 
 def format_trace(events: Iterable[AgentEvent]) -> str:
-    """The events as lines like ``helpful_assistant: handoff -> calculator_assistant (motivo: ...)``."""
+    """The events as text, one indented line per event.
+
+    Args:
+        events: The events of a run, oldest first.
+
+    Returns:
+        Lines like ``helpful_assistant: handoff -> calculator_assistant (motivo: ...)``.
+    """
     return "\n".join(f"  {event}" for event in events)
 
 
 def clean_for_handoff(messages: Sequence[Message]) -> list[Message]:
-    """What the target of a handoff sees: user and assistant text only, same roles merged, ending on the user."""
+    """What the target of a handoff sees. Taught in lesson 09.
+
+    Args:
+        messages: The sender's history up to, not including, the handoff turn.
+
+    Returns:
+        User and assistant text only (tool calls and results dropped), consecutive messages of one
+        role merged, trailing assistant messages removed so it ends on the user.
+    """
     cleaned: list[Message] = []
     for message in messages:
         content = message["content"]
@@ -103,7 +118,20 @@ def clean_for_handoff(messages: Sequence[Message]) -> list[Message]:
 
 
 class Agent:
-    """An agent with tools and handoff targets; ``run`` returns ``(messages, text)``. Taught in lesson 09."""
+    """An agent with tools and handoff targets; ``run`` returns ``(messages, text)``. Taught in lesson 09.
+
+    Args:
+        name: The agent's name, which its handoff tool lists.
+        system_prompt: Its instructions, appended to ``BASE_SYSTEM_PROMPT``.
+        model: A script (``ScriptedModel`` or a list of turns) or a live model.
+        tools: Its tool registry, by name.
+        tool_schemas: The schemas of its tools, in either shape (converted to ``input_schema``).
+        handoffs: The agents it may hand the conversation to.
+        max_turns: The most model turns one run may take.
+
+    Raises:
+        UsageError: No model; two handoff targets with one name; a tool named ``handoff`` next to handoffs.
+    """
 
     max_hops = MAX_HOPS
 
@@ -131,7 +159,7 @@ class Agent:
 
     @property
     def handoff_policy(self) -> AgentHandoff | None:
-        """How this agent's loop recognises a handoff, or None without handoff targets."""
+        """How this agent's loop recognises a handoff (an ``AgentHandoff``), or None without handoff targets."""
         return AgentHandoff(tuple(a.name for a in self.handoffs)) if self.handoffs else None
 
     @property
@@ -141,12 +169,26 @@ class Agent:
         return policy.schema(self.name) if policy else None
 
     def model_tools(self) -> list[ToolSchema]:
-        """The tool schemas the model is given each turn, the handoff tool last."""
+        """The tool schemas the model is given each turn.
+
+        Returns:
+            A copy of ``tool_schemas``, with the handoff tool last when there are targets.
+        """
         handoff = self.handoff_schema
         return copy.deepcopy(self.tool_schemas) + ([handoff] if handoff else [])
 
     def run(self, messages: str | Sequence[Message]) -> tuple[list[Message], str]:
-        """Run until a final answer or a handoff; returns ``(messages, text)`` of the agent that answered."""
+        """Run until a final answer, following handoffs to the agent that answers. Taught in lesson 09.
+
+        An error of a target's run is raised here (``HandoffDepthExceeded`` past ``MAX_HOPS``,
+        ``AgentError`` for a run with no text, ``MaxTurnsExceeded``).
+
+        Args:
+            messages: The user's text, or a conversation so far (copied, never changed).
+
+        Returns:
+            ``(messages, text)`` of the agent that answered: its whole history and its final text.
+        """
         return self._run(start_messages(messages), AgentTrace(), [self.name])
 
     def _run(self, messages: list[Message], trace: AgentTrace, chain: list[str]) -> tuple[list[Message], str]:
@@ -181,7 +223,11 @@ class Agent:
         return target._run(clean_for_handoff(history), trace, chain)
 
     def format_trace(self) -> str:
-        """The last run's trace, one line per event."""
+        """The last run's trace as text.
+
+        Returns:
+            One line per event, oldest first.
+        """
         return format_trace(self.last_trace)
 
     def __repr__(self) -> str:

@@ -89,7 +89,16 @@ def _problem(error: Any, tool_input: Any, receivers: Sequence[str]) -> tuple[int
 
 def parse_handoff_input(tool_input: Any, receivers: Sequence[str],
                         sender: str | None = None) -> tuple[HandoffInput | None, list[str]]:
-    """The validated input of a handoff call, or None and what is wrong with it, as readable strings."""
+    """Validate the input of a handoff call. Taught in lesson 03.
+
+    Args:
+        tool_input: The call's arguments, as the model wrote them.
+        receivers: The allowed receivers; empty: no receiver is allowed.
+        sender: The agent that called; naming itself as receiver is refused. None: not checked.
+
+    Returns:
+        ``(input, [])`` when valid; ``(None, problems)`` otherwise, each problem a sentence in Spanish.
+    """
     if not isinstance(tool_input, dict):
         return None, [f"la entrada del handoff debe ser un objeto, no {type(tool_input).__name__}"]
     receiver = tool_input.get("receiver")
@@ -108,13 +117,30 @@ def parse_handoff_input(tool_input: Any, receivers: Sequence[str],
 
 
 def handoff_problems(tool_input: Any, receivers: Sequence[str], sender: str | None = None) -> list[str]:
-    """What is wrong with a handoff tool call's input, as a list of readable strings."""
+    """What is wrong with a handoff tool call's input. Taught in lesson 03.
+
+    Args:
+        tool_input: The call's arguments, as the model wrote them.
+        receivers: The allowed receivers.
+        sender: The agent that called, or None not to check for a handoff to itself.
+
+    Returns:
+        One sentence in Spanish per problem; [] when the input is valid.
+    """
     return parse_handoff_input(tool_input, receivers, sender)[1]
 
 
 @dataclass
 class HandoffPackage:
-    """What travels in a handoff: who, to whom, why, the task and the minimal context."""
+    """What travels in a handoff: who, to whom, why, the task and the minimal context. Taught in lesson 02.
+
+    Attributes:
+        sender: The agent that hands the task off.
+        receiver: The specialist that takes it.
+        reason: Why the task stops being the sender's.
+        task: What the receiver must do, in the sender's words.
+        context: Only the facts the receiver needs.
+    """
 
     sender: str
     receiver: str
@@ -123,16 +149,34 @@ class HandoffPackage:
     context: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        """The package as a plain dict, ready for JSON."""
+        """The package as a plain dict, ready for JSON.
+
+        Returns:
+            The five fields by name.
+        """
         return asdict(self)
 
     def to_json(self) -> str:
-        """The package as JSON text with stable key order."""
+        """The package as JSON text with stable key order.
+
+        Returns:
+            The JSON text, keys sorted, non-ASCII kept.
+        """
         return json.dumps(self.to_dict(), ensure_ascii=False, sort_keys=True)
 
     @classmethod
     def from_dict(cls, data: Any) -> "HandoffPackage":
-        """Build a package from a dict, with a clear error for a missing or mistyped field."""
+        """Build a package from a dict.
+
+        Args:
+            data: The package's fields; nothing else is accepted.
+
+        Returns:
+            The HandoffPackage.
+
+        Raises:
+            InvalidPackage: ``data`` is not a dict, or a field is missing, extra or of the wrong type.
+        """
         if not isinstance(data, dict):
             raise InvalidPackage(f"un paquete de handoff debe ser un objeto JSON, no {type(data).__name__}")
         try:
@@ -144,7 +188,17 @@ class HandoffPackage:
 
     @classmethod
     def from_json(cls, text: str | bytes) -> "HandoffPackage":
-        """Parse a package from JSON text."""
+        """Parse a package from JSON text.
+
+        Args:
+            text: The package as JSON.
+
+        Returns:
+            The HandoffPackage.
+
+        Raises:
+            InvalidPackage: The text is not JSON (a bad package raises it from ``from_dict`` too).
+        """
         try:
             data = json.loads(text)
         except json.JSONDecodeError as error:
@@ -162,6 +216,14 @@ def _field_problem(error: Any) -> str:
 
 
 def package_from_tool_input(sender: str, tool_input: dict[str, Any]) -> HandoffPackage:
-    """The HandoffPackage that a handoff tool call describes (context defaults to {})."""
+    """The HandoffPackage that a handoff tool call describes. Taught in lesson 03.
+
+    Args:
+        sender: The agent that called the tool.
+        tool_input: The call's arguments, already valid (``receiver``, ``reason``, ``task``, maybe ``context``).
+
+    Returns:
+        The package; ``context`` deep-copied, ``{}`` when missing.
+    """
     return HandoffPackage(sender=sender, receiver=tool_input["receiver"], reason=tool_input["reason"],
                           task=tool_input["task"], context=copy.deepcopy(tool_input.get("context", {})))
