@@ -1,6 +1,7 @@
 """An Agent class whose handoff hands the whole conversation to another agent. Taught in lesson 09.
 
-The Agent runs on the course's one loop (``handoffs.loop.run_loop``) with these policies:
+The Agent runs on the course's one loop (``handoffs.loop.run_loop``) with these policies
+(the handoff one is ``handoffs.policies.AgentHandoff``):
 
 1. The model is passed in: a script is indexed by the turn number of the run, a live model
    gets the history, the tool schemas (the generated ``handoff`` tool last) and the system prompt.

@@ -2,9 +2,10 @@
 
 Every runner in the course is this one loop with its policies passed in:
 
-* ``handoff`` - the interception policy: which tool call is a handoff and what it
-  becomes (``SpecialistHandoff`` builds a ``HandoffPackage``; ``Agent`` finds its target
-  agent). ``None``: the agent cannot hand off, every tool call is a tool.
+* ``handoff`` - the handoff policy (``handoffs.policies``): which tool call is a handoff and
+  what it becomes (``SpecialistHandoff`` builds a ``HandoffPackage``; ``AgentHandoff``, the
+  ``Agent``'s, a ``Transfer`` to its target). ``None``: the agent cannot hand off, every tool
+  call is a tool.
 * ``mixed_turn`` - what happens when a handoff shares a turn with other tool calls:
 
   ``FIRST_BLOCK``      the seed's runner: a handoff counts only as the turn's first block;

@@ -1,9 +1,10 @@
-"""The handoff package and the handoff pseudo-tool. Taught in lessons 02 and 03.
+"""The handoff package and the pseudo-tool's input. Taught in lessons 02 and 03.
 
 The pseudo-tool's input is described once, by the pydantic model ``HandoffInput``: the
 schema a model is offered, the validation of what it sends back, and the error messages
 it reads all come from that one model. ``HandoffPackage`` is what the runner builds from
-a valid input: the seed's plain dataclass, with its JSON round trip.
+a valid input: the seed's plain dataclass, with its JSON round trip. The policy that offers
+the pseudo-tool and reads its calls is ``handoffs.policies.SpecialistHandoff``.
 """
 
 import copy
