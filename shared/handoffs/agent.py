@@ -1,6 +1,7 @@
 """An Agent class whose handoff hands the whole conversation to another agent. Taught in lesson 09.
 
-The Agent runs on the course's one loop (``handoffs.loop.run_loop``) with these policies:
+The Agent runs on the course's one loop (``handoffs.loop.run_loop``) with these policies
+(the handoff one is ``handoffs.policies.AgentHandoff``):
 
 1. The model is passed in: a script is indexed by the turn number of the run, a live model
    gets the history, the tool schemas (the generated ``handoff`` tool last) and the system prompt.
@@ -23,16 +24,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import Field
-
 from .coordinator import MAX_HOPS
 from .errors import HandoffsError, UsageError
 from .loop import MixedTurn, run_loop, start_messages
 from .messages import Message, ToolResultBlock, ToolUseBlock
 from .models import AnyModel
-from .tools import Tool, ToolSchema, json_schema_of, to_input_schema_format
+from .policies import AGENT_HANDOFF_TOOL_NAME, AgentHandoff
+from .tools import Tool, ToolSchema, to_input_schema_format
 
-AGENT_HANDOFF_TOOL = "handoff"
 BASE_SYSTEM_PROMPT = (
     "You are an autonomous agent and may call functions over several steps when that helps. "
     "The user only reads what you write once you stop calling functions, so finish with a "
@@ -47,59 +46,6 @@ class AgentError(HandoffsError):
 
 class HandoffDepthExceeded(AgentError):
     """A chain of handoffs grew past the guard: most likely agents handing off in a cycle."""
-
-
-def make_handoff_schema(agent_names: Iterable[str]) -> ToolSchema:
-    """The schema of the ``handoff(name, reason)`` tool, listing the agents it may target."""
-    names = tuple(agent_names)
-    fields = {
-        "name": (Literal[names], Field(description=f"El agente que pasa a ser dueño de la conversación. "
-                                               f"Debe ser uno de: {list(names)}")),
-        "reason": (str, Field(description="Por qué hace falta el handoff, en pocas palabras "
-                                          "(p. ej., 'requiere un cálculo matemático').")),
-    }
-    return {
-        "name": AGENT_HANDOFF_TOOL,
-        "description": (
-            "Haz handoff de toda la conversación a otro agente, especialista. Úsala SOLO cuando la "
-            "solicitud necesite tools o habilidades que tiene ese agente. NO hagas handoff de preguntas "
-            "de cultura general (geografía, historia, datos de ciencia y similares): respóndelas tú. "
-            f"Agentes disponibles: {list(names)}"
-        ),
-        "input_schema": json_schema_of(fields, "handoff_input"),
-    }
-
-
-@dataclass(frozen=True)
-class Transfer:
-    """An accepted ``handoff`` call: the target agent's name, the reason and the call's arguments."""
-
-    target: str
-    reason: str
-    args: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class AgentHandoff:
-    """The Agent's interception policy: ``handoff(name, reason)`` to one of ``targets``."""
-
-    targets: tuple[str, ...]
-    name: str = AGENT_HANDOFF_TOOL
-
-    def schema(self, sender: str) -> ToolSchema | None:
-        """The generated handoff tool, listing the targets."""
-        return make_handoff_schema(self.targets) if self.targets else None
-
-    def accept(self, sender: str, tool_input: dict[str, Any]) -> "Transfer | str":
-        """A Transfer to a known target, or the seed's failure message (in Spanish)."""
-        wanted = tool_input.get("name")
-        if wanted in self.targets:
-            return Transfer(str(wanted), str(tool_input.get("reason", "sin motivo")), dict(tool_input))
-        return f"Handoff fallido: no existe el agente '{wanted}'. Agentes disponibles: {list(self.targets)}"
-
-    def target(self, handoff: Transfer) -> str:
-        """The agent that takes over."""
-        return handoff.target
 
 
 @dataclass(frozen=True)
@@ -135,12 +81,27 @@ class AgentTrace(list[AgentEvent]):
 
 
 def format_trace(events: Iterable[AgentEvent]) -> str:
-    """The events as lines like ``helpful_assistant: handoff -> calculator_assistant (motivo: ...)``."""
+    """The events as text, one indented line per event.
+
+    Args:
+        events: The events of a run, oldest first.
+
+    Returns:
+        Lines like ``helpful_assistant: handoff -> calculator_assistant (motivo: ...)``.
+    """
     return "\n".join(f"  {event}" for event in events)
 
 
 def clean_for_handoff(messages: Sequence[Message]) -> list[Message]:
-    """What the target of a handoff sees: user and assistant text only, same roles merged, ending on the user."""
+    """What the target of a handoff sees. Taught in lesson 09.
+
+    Args:
+        messages: The sender's history up to, not including, the handoff turn.
+
+    Returns:
+        User and assistant text only (tool calls and results dropped), consecutive messages of one
+        role merged, trailing assistant messages removed so it ends on the user.
+    """
     cleaned: list[Message] = []
     for message in messages:
         content = message["content"]
@@ -158,7 +119,20 @@ def clean_for_handoff(messages: Sequence[Message]) -> list[Message]:
 
 
 class Agent:
-    """An agent with tools and handoff targets; ``run`` returns ``(messages, text)``. Taught in lesson 09."""
+    """An agent with tools and handoff targets; ``run`` returns ``(messages, text)``. Taught in lesson 09.
+
+    Args:
+        name: The agent's name, which its handoff tool lists.
+        system_prompt: Its instructions, appended to ``BASE_SYSTEM_PROMPT``.
+        model: A script (``ScriptedModel`` or a list of turns) or a live model.
+        tools: Its tool registry, by name.
+        tool_schemas: The schemas of its tools, in either shape (converted to ``input_schema``).
+        handoffs: The agents it may hand the conversation to.
+        max_turns: The most model turns one run may take.
+
+    Raises:
+        UsageError: No model; two handoff targets with one name; a tool named ``handoff`` next to handoffs.
+    """
 
     max_hops = MAX_HOPS
 
@@ -180,13 +154,13 @@ class Agent:
         if len(set(names)) != len(names):
             raise UsageError(f"agente {name!r}: los destinos de handoff deben tener nombres distintos; "
                              f"se recibió {names}")
-        if self.handoffs and AGENT_HANDOFF_TOOL in {s["name"] for s in self.tool_schemas}:
-            raise UsageError(f"agente {name!r}: el nombre de tool {AGENT_HANDOFF_TOOL!r} está reservado "
+        if self.handoffs and AGENT_HANDOFF_TOOL_NAME in {s["name"] for s in self.tool_schemas}:
+            raise UsageError(f"agente {name!r}: el nombre de tool {AGENT_HANDOFF_TOOL_NAME!r} está reservado "
                              "para los handoffs")
 
     @property
     def handoff_policy(self) -> AgentHandoff | None:
-        """How this agent's loop recognises a handoff, or None without handoff targets."""
+        """How this agent's loop recognises a handoff (an ``AgentHandoff``), or None without handoff targets."""
         return AgentHandoff(tuple(a.name for a in self.handoffs)) if self.handoffs else None
 
     @property
@@ -196,12 +170,26 @@ class Agent:
         return policy.schema(self.name) if policy else None
 
     def model_tools(self) -> list[ToolSchema]:
-        """The tool schemas the model is given each turn, the handoff tool last."""
+        """The tool schemas the model is given each turn.
+
+        Returns:
+            A copy of ``tool_schemas``, with the handoff tool last when there are targets.
+        """
         handoff = self.handoff_schema
         return copy.deepcopy(self.tool_schemas) + ([handoff] if handoff else [])
 
     def run(self, messages: str | Sequence[Message]) -> tuple[list[Message], str]:
-        """Run until a final answer or a handoff; returns ``(messages, text)`` of the agent that answered."""
+        """Run until a final answer, following handoffs to the agent that answers. Taught in lesson 09.
+
+        An error of a target's run is raised here (``HandoffDepthExceeded`` past ``MAX_HOPS``,
+        ``AgentError`` for a run with no text, ``MaxTurnsExceeded``).
+
+        Args:
+            messages: The user's text, or a conversation so far (copied, never changed).
+
+        Returns:
+            ``(messages, text)`` of the agent that answered: its whole history and its final text.
+        """
         return self._run(start_messages(messages), AgentTrace(), [self.name])
 
     def _run(self, messages: list[Message], trace: AgentTrace, chain: list[str]) -> tuple[list[Message], str]:
@@ -222,7 +210,7 @@ class Agent:
 
     def _event(self, block: ToolUseBlock, result: ToolResultBlock) -> AgentEvent:
         args, failed = copy.deepcopy(block["input"]), bool(result.get("is_error"))
-        if self.handoffs and block["name"] == AGENT_HANDOFF_TOOL:
+        if self.handoffs and block["name"] == AGENT_HANDOFF_TOOL_NAME:
             return AgentEvent(self.name, "handoff_failed", str(args.get("name")), args, result["content"])
         return AgentEvent(self.name, "tool_error" if failed else "tool", block["name"], args, result["content"])
 
@@ -236,7 +224,11 @@ class Agent:
         return target._run(clean_for_handoff(history), trace, chain)
 
     def format_trace(self) -> str:
-        """The last run's trace, one line per event."""
+        """The last run's trace as text.
+
+        Returns:
+            One line per event, oldest first.
+        """
         return format_trace(self.last_trace)
 
     def __repr__(self) -> str:

@@ -37,10 +37,10 @@ from .participants import (
     Decision,
     Escalate,
     Finish,
-    Handoff,
     Human,
     InvalidOutcome,
     ModelAgent,
+    OfferHandoff,
     Outcome,
     OutOfScript,
     Participant,
@@ -54,7 +54,7 @@ from .traces import USER, LogicalClock, Trace, TraceEvent
 from .validation import HandoffResult, accept_handoff
 
 __all__ = ["MAX_HOPS", "Coordination", "CoordinationError", "Coordinator", "Decision", "Escalate", "Finish",
-           "Handoff", "Human", "InvalidOutcome", "ModelAgent", "NoHumanOnCall", "OutOfScript", "Outcome",
+           "OfferHandoff", "Human", "InvalidOutcome", "ModelAgent", "NoHumanOnCall", "OutOfScript", "Outcome",
            "Participant", "Progress", "Return", "RunNotFinished", "ScriptedAgent", "Task", "UnknownParticipant",
            "escalation_prompt"]
 
@@ -140,18 +140,44 @@ class _Run:
     trace: Trace = field(default_factory=Trace)
 
     def record(self, kind: str, receiver: str, reason: str = "", **fields: Any) -> TraceEvent:
-        """Append an event sent by the current owner (the user, for ``start``)."""
+        """Append an event sent by the current owner (the user, for ``start``).
+
+        Args:
+            kind: The event's kind (``start``, ``work``, ``handoff``, ...).
+            receiver: Who the event is addressed to.
+            reason: Why, as the trace shows it.
+            **fields: More of the event's fields (validation, hop, handoff_id, ...).
+
+        Returns:
+            The event, as appended to the trace.
+        """
         sender = USER if kind == "start" else self.owner
         return self.trace.append(TraceEvent(kind, self.task.task_id, sender, receiver, self.clock(), reason, **fields))
 
     def move(self, kind: str, receiver: str, reason: str = "", **fields: Any) -> None:
-        """Record an event that hands the task to ``receiver``, and make it the owner."""
+        """Record an event that hands the task to ``receiver``, and make it the owner.
+
+        Args:
+            kind: The event's kind.
+            receiver: The new owner.
+            reason: Why, as the trace shows it.
+            **fields: More of the event's fields.
+        """
         self.record(kind, receiver, reason, **fields)
         self.owner = receiver
 
 
 class Coordinator:
-    """Runs a task through its participants with exactly one owner at a time."""
+    """Runs a task through its participants with exactly one owner at a time. Taught in lesson 08.
+
+    Args:
+        participants: The agents and humans that take part, each with a distinct name.
+        escalate_to: The human on call for cut chains; None: the first Human among the participants.
+        max_hops: The most accepted transfers between agents in one chain.
+        clock: The trace's clock; None: a logical counter, so runs are reproducible.
+        max_steps: The most turns a run may take before it fails.
+        evidence_exists: Says whether a contract's evidence reference exists (validation's check).
+    """
 
     def __init__(self, participants: Iterable[Participant], *, escalate_to: str | None = None,
                  max_hops: int = MAX_HOPS, clock: Callable[[], float] | None = None, max_steps: int = 50,
@@ -164,7 +190,19 @@ class Coordinator:
         self.max_hops, self.clock, self.max_steps, self.evidence_exists = max_hops, clock, max_steps, evidence_exists
 
     def run(self, task: Task) -> Coordination:
-        """Run ``task`` from its original owner until someone finishes it; returns a Coordination."""
+        """Run ``task`` from its original owner until someone finishes it.
+
+        Args:
+            task: The task, its request and its original owner.
+
+        Returns:
+            The Coordination: the result, the owner at every step, the hops and the trace.
+
+        Raises:
+            InvalidOutcome: A turn returned something that is not an outcome, or the owner returned
+                the task to itself.
+            RunNotFinished: Nobody finished within ``max_steps`` turns.
+        """
         run = _Run(task, self.clock or LogicalClock(), chain=[task.owner])
         self._participant(task.owner)
         run.move("start", task.owner, task.request)
@@ -180,7 +218,7 @@ class Coordinator:
                 case Progress(note):
                     run.record("work", owner, note)
                     received = None
-                case Handoff(contract):
+                case OfferHandoff(contract):
                     received = self._offer(run, "handoff", contract)
                 case Escalate(contract):
                     received = self._offer(run, "escalation", contract)

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import Literal, TypeAlias
 
 from .messages import Message
-from .package import HANDOFF_TOOL_NAME
+from .policies import HANDOFF_TOOL_NAME
 
 Event: TypeAlias = tuple[Literal["call", "reply", "note"], str, str, str]
 

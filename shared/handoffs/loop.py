@@ -2,9 +2,10 @@
 
 Every runner in the course is this one loop with its policies passed in:
 
-* ``handoff`` - the interception policy: which tool call is a handoff and what it
-  becomes (``SpecialistHandoff`` builds a ``HandoffPackage``; ``Agent`` finds its target
-  agent). ``None``: the agent cannot hand off, every tool call is a tool.
+* ``handoff`` - the handoff policy (``handoffs.policies``): which tool call is a handoff and
+  what it becomes (``SpecialistHandoff`` builds a ``HandoffPackage``; ``AgentHandoff``, the
+  ``Agent``'s, a ``Transfer`` to its target). ``None``: the agent cannot hand off, every tool
+  call is a tool.
 * ``mixed_turn`` - what happens when a handoff shares a turn with other tool calls:
 
   ``FIRST_BLOCK``      the seed's runner: a handoff counts only as the turn's first block;
@@ -23,15 +24,15 @@ import copy
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from .errors import ModelBehaviorError
 from .messages import Message, ToolResultBlock, ToolUseBlock, Turn, final_text, tool_result_block, tool_uses
 from .models import AnyModel, next_turn
+from .policies import HandoffPolicy
 from .tools import Tool, ToolSchema, dispatch_parallel, dispatch_safely
 
 H = TypeVar("H")
-H_co = TypeVar("H_co", covariant=True)
 
 
 class MixedTurn(Enum):
@@ -42,29 +43,13 @@ class MixedTurn(Enum):
     ANSWER_ALL = "answer_all"
 
 
-class HandoffPolicy(Protocol[H_co]):
-    """How the loop recognises a handoff and what a valid one becomes."""
-
-    @property
-    def name(self) -> str:
-        """The tool name the model calls to hand off."""
-        ...
-
-    def schema(self, sender: str) -> ToolSchema | None:
-        """The handoff tool offered to ``sender``'s model, or None when it has no one to hand off to."""
-        ...
-
-    def accept(self, sender: str, tool_input: dict[str, Any]) -> H_co | str:
-        """The accepted handoff, or the reason it was refused (read by the model)."""
-        ...
-
-    def target(self, handoff: Any) -> str:
-        """Who takes over after this accepted handoff."""
-        ...
-
-
 class MaxTurnsExceeded(ModelBehaviorError, RuntimeError):
-    """The run used all its turns without a final answer or a handoff."""
+    """The run used all its turns without a final answer or a handoff. Taught in lesson 03.
+
+    Args:
+        agent: The agent whose run ran out of turns.
+        max_turns: The limit it reached.
+    """
 
     def __init__(self, agent: str, max_turns: int) -> None:
         super().__init__(f"{agent!r} llegó a max_turns={max_turns} sin una respuesta final ni un handoff")
@@ -98,7 +83,14 @@ ResultHook = Callable[[ToolUseBlock, ToolResultBlock], None]
 
 
 def start_messages(question: str | Sequence[Message]) -> list[Message]:
-    """A fresh history: a question becomes one user message; a list is deep-copied."""
+    """A fresh history for a run, never the caller's own list.
+
+    Args:
+        question: The user's text, or a conversation so far.
+
+    Returns:
+        One user message for a text; a deep copy of a conversation.
+    """
     if isinstance(question, str):
         return [{"role": "user", "content": question}]
     return copy.deepcopy(list(question))
@@ -109,7 +101,29 @@ def run_loop(question: str | Sequence[Message], model: AnyModel, tools: Mapping[
              tool_errors: Literal["raise", "report"] = "report", max_turns: int = 10,
              tool_schemas: Sequence[ToolSchema] = (), system: str | None = None,
              on_result: ResultHook | None = None) -> RunResult[H]:
-    """Run ``name`` until a final answer or a handoff; the one loop behind every runner of the course."""
+    """Run ``name`` until a final answer or a handoff; the one loop behind every runner. Taught in lesson 03.
+
+    Args:
+        question: The user's text, or a conversation so far (deep-copied, never changed).
+        model: A script (``ScriptedModel`` or a list of turns) or a live model.
+        tools: The agent's tool registry, by name.
+        name: The agent that runs; a handoff's sender.
+        handoff: How a handoff is offered and read (``handoffs.policies``); None: the agent cannot hand off.
+        mixed_turn: What happens when a handoff shares a turn with other tool calls.
+        tool_errors: ``"raise"`` (an unknown tool raises KeyError, as in the seed) or ``"report"``
+            (a failing tool becomes an ``is_error`` tool_result).
+        max_turns: The most model turns the run may take.
+        tool_schemas: The tool schemas a live model is offered (the handoff tool is added last).
+        system: The system prompt a live model is given.
+        on_result: Called with each tool_use block and its tool_result, in block order.
+
+    Returns:
+        The RunResult: the final turn, or the accepted handoff, and the whole history.
+
+    Raises:
+        MaxTurnsExceeded: ``max_turns`` turns ended with neither a final answer nor a handoff. (With
+            ``MixedTurn.FIRST_BLOCK``, a handoff the policy refuses raises ModelBehaviorError too.)
+    """
     messages = start_messages(question)
     handoff_schema = handoff.schema(name) if handoff is not None else None
     offered = list(tool_schemas) + ([handoff_schema] if handoff_schema is not None else [])

@@ -1,9 +1,10 @@
-"""The handoff package and the handoff pseudo-tool. Taught in lessons 02 and 03.
+"""The handoff package and the pseudo-tool's input. Taught in lessons 02 and 03.
 
 The pseudo-tool's input is described once, by the pydantic model ``HandoffInput``: the
 schema a model is offered, the validation of what it sends back, and the error messages
 it reads all come from that one model. ``HandoffPackage`` is what the runner builds from
-a valid input: the seed's plain dataclass, with its JSON round trip.
+a valid input: the seed's plain dataclass, with its JSON round trip. The policy that offers
+the pseudo-tool and reads its calls is ``handoffs.policies.SpecialistHandoff``.
 """
 
 import copy
@@ -11,14 +12,13 @@ import functools
 import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError, create_model
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from .errors import UsageError, pydantic_message
-from .tools import ToolSchema, model_schema
+from .tools import with_choices
 
-HANDOFF_TOOL_NAME = "handoff_to_specialist"
 REQUIRED_FIELDS = ("receiver", "reason", "task")
 
 def _not_blank(text: str) -> str:
@@ -62,19 +62,18 @@ class PackageData(HandoffInput):
 
 @functools.lru_cache(maxsize=64)
 def input_model(receivers: tuple[str, ...] | None) -> type[HandoffInput]:
-    """``HandoffInput`` with ``receiver`` restricted to ``receivers`` (None: any name)."""
+    """``HandoffInput`` with ``receiver`` restricted to ``receivers``.
+
+    Args:
+        receivers: The allowed receivers, in the order the schema lists them; None or () allows any name.
+
+    Returns:
+        The pydantic model a handoff call is offered and validated with.
+    """
     if not receivers:
         return HandoffInput
-    receiver_type = Literal[receivers]  # type: ignore[valid-type]
-    description = f"El especialista que pasa a ser dueño de la tarea. Uno de: {list(receivers)}"
-    described = Annotated[receiver_type, Field(description=description)]
-    return create_model("HandoffInput", __base__=HandoffInput, receiver=(described, ...))
-
-
-def make_handoff_tool(receivers: Sequence[str], description: str = HANDOFF_DESCRIPTION) -> ToolSchema:
-    """The schema of the handoff pseudo-tool, with ``receivers`` as the allowed targets."""
-    schema = model_schema(input_model(tuple(receivers)))
-    return {"name": HANDOFF_TOOL_NAME, "description": description, "input_schema": schema}
+    return with_choices(HandoffInput, "receiver", receivers,
+                        f"El especialista que pasa a ser dueño de la tarea. Uno de: {list(receivers)}")
 
 
 def _problem(error: Any, tool_input: Any, receivers: Sequence[str]) -> tuple[int, str]:
@@ -91,7 +90,16 @@ def _problem(error: Any, tool_input: Any, receivers: Sequence[str]) -> tuple[int
 
 def parse_handoff_input(tool_input: Any, receivers: Sequence[str],
                         sender: str | None = None) -> tuple[HandoffInput | None, list[str]]:
-    """The validated input of a handoff call, or None and what is wrong with it, as readable strings."""
+    """Validate the input of a handoff call. Taught in lesson 03.
+
+    Args:
+        tool_input: The call's arguments, as the model wrote them.
+        receivers: The allowed receivers; empty: no receiver is allowed.
+        sender: The agent that called; naming itself as receiver is refused. None: not checked.
+
+    Returns:
+        ``(input, [])`` when valid; ``(None, problems)`` otherwise, each problem a sentence in Spanish.
+    """
     if not isinstance(tool_input, dict):
         return None, [f"la entrada del handoff debe ser un objeto, no {type(tool_input).__name__}"]
     receiver = tool_input.get("receiver")
@@ -110,13 +118,30 @@ def parse_handoff_input(tool_input: Any, receivers: Sequence[str],
 
 
 def handoff_problems(tool_input: Any, receivers: Sequence[str], sender: str | None = None) -> list[str]:
-    """What is wrong with a handoff tool call's input, as a list of readable strings."""
+    """What is wrong with a handoff tool call's input. Taught in lesson 03.
+
+    Args:
+        tool_input: The call's arguments, as the model wrote them.
+        receivers: The allowed receivers.
+        sender: The agent that called, or None not to check for a handoff to itself.
+
+    Returns:
+        One sentence in Spanish per problem; [] when the input is valid.
+    """
     return parse_handoff_input(tool_input, receivers, sender)[1]
 
 
 @dataclass
 class HandoffPackage:
-    """What travels in a handoff: who, to whom, why, the task and the minimal context."""
+    """What travels in a handoff: who, to whom, why, the task and the minimal context. Taught in lesson 02.
+
+    Attributes:
+        sender: The agent that hands the task off.
+        receiver: The specialist that takes it.
+        reason: Why the task stops being the sender's.
+        task: What the receiver must do, in the sender's words.
+        context: Only the facts the receiver needs.
+    """
 
     sender: str
     receiver: str
@@ -125,16 +150,34 @@ class HandoffPackage:
     context: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        """The package as a plain dict, ready for JSON."""
+        """The package as a plain dict, ready for JSON.
+
+        Returns:
+            The five fields by name.
+        """
         return asdict(self)
 
     def to_json(self) -> str:
-        """The package as JSON text with stable key order."""
+        """The package as JSON text with stable key order.
+
+        Returns:
+            The JSON text, keys sorted, non-ASCII kept.
+        """
         return json.dumps(self.to_dict(), ensure_ascii=False, sort_keys=True)
 
     @classmethod
     def from_dict(cls, data: Any) -> "HandoffPackage":
-        """Build a package from a dict, with a clear error for a missing or mistyped field."""
+        """Build a package from a dict.
+
+        Args:
+            data: The package's fields; nothing else is accepted.
+
+        Returns:
+            The HandoffPackage.
+
+        Raises:
+            InvalidPackage: ``data`` is not a dict, or a field is missing, extra or of the wrong type.
+        """
         if not isinstance(data, dict):
             raise InvalidPackage(f"un paquete de handoff debe ser un objeto JSON, no {type(data).__name__}")
         try:
@@ -146,7 +189,17 @@ class HandoffPackage:
 
     @classmethod
     def from_json(cls, text: str | bytes) -> "HandoffPackage":
-        """Parse a package from JSON text."""
+        """Parse a package from JSON text.
+
+        Args:
+            text: The package as JSON.
+
+        Returns:
+            The HandoffPackage.
+
+        Raises:
+            InvalidPackage: The text is not JSON (a bad package raises it from ``from_dict`` too).
+        """
         try:
             data = json.loads(text)
         except json.JSONDecodeError as error:
@@ -164,34 +217,14 @@ def _field_problem(error: Any) -> str:
 
 
 def package_from_tool_input(sender: str, tool_input: dict[str, Any]) -> HandoffPackage:
-    """The HandoffPackage that a handoff tool call describes (context defaults to {})."""
+    """The HandoffPackage that a handoff tool call describes. Taught in lesson 03.
+
+    Args:
+        sender: The agent that called the tool.
+        tool_input: The call's arguments, already valid (``receiver``, ``reason``, ``task``, maybe ``context``).
+
+    Returns:
+        The package; ``context`` deep-copied, ``{}`` when missing.
+    """
     return HandoffPackage(sender=sender, receiver=tool_input["receiver"], reason=tool_input["reason"],
                           task=tool_input["task"], context=copy.deepcopy(tool_input.get("context", {})))
-
-
-@dataclass(frozen=True)
-class SpecialistHandoff:
-    """The interception policy for ``handoff_to_specialist``: a valid call becomes a HandoffPackage."""
-
-    receivers: tuple[str, ...] | None = None
-    name: str = HANDOFF_TOOL_NAME
-
-    def schema(self, sender: str) -> ToolSchema | None:
-        """The pseudo-tool as ``sender`` is offered it, or None when there is no one to hand off to."""
-        others = [r for r in (self.receivers or ()) if r != sender]
-        return make_handoff_tool(others) if others else None
-
-    def accept(self, sender: str, tool_input: dict[str, Any]) -> HandoffPackage | str:
-        """The package a call describes, or why it was refused."""
-        receivers = self.receivers
-        if receivers is None:  # the seed's runner: any non-empty receiver but the sender
-            receiver = tool_input.get("receiver")
-            receivers = (receiver,) if isinstance(receiver, str) else ()
-        valid, problems = parse_handoff_input(tool_input, receivers, sender=sender)
-        if valid is None:
-            return "Handoff rechazado: " + "; ".join(problems)
-        return HandoffPackage(sender, valid.receiver, valid.reason, valid.task, copy.deepcopy(valid.context))
-
-    def target(self, handoff: HandoffPackage) -> str:
-        """Who takes over: the package's receiver."""
-        return handoff.receiver

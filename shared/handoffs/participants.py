@@ -1,7 +1,7 @@
 """Who takes part in a coordinated run, and what each turn may return. Taught in lesson 08.
 
 A participant has a ``name``, the ``tools`` it can use and ``act(step, task, received)``,
-which returns one outcome: ``Progress`` (keep the task), ``Handoff`` (to another agent),
+which returns one outcome: ``Progress`` (keep the task), ``OfferHandoff`` (to another agent),
 ``Escalate`` (up, with urgency and the decision requested), ``Decision`` (a human's
 answer), ``Return`` (back to the original owner) or ``Finish`` (close it). Three kinds
 of participant ship here: a ``ScriptedAgent``, a ``ModelAgent`` driven by a model, and a
@@ -51,8 +51,14 @@ class Progress:
 
 
 @dataclass(frozen=True)
-class Handoff:
-    """Hand the task to another agent; the contract may be a model, a dict or JSON text."""
+class OfferHandoff:
+    """Offer the task to another agent; it moves only if the receiver accepts. Taught in lesson 08.
+
+    Not the Agents SDK's ``agents.Handoff`` (lesson 12), which describes a handoff tool.
+
+    Attributes:
+        contract: The handoff contract: a HandoffContract, a dict or JSON text.
+    """
 
     contract: object
 
@@ -94,7 +100,7 @@ class Finish:
     result: str
 
 
-Outcome = Progress | Handoff | Escalate | Decision | Return | Finish
+Outcome = Progress | OfferHandoff | Escalate | Decision | Return | Finish
 Step = Outcome | Callable[[Task, Any], Outcome]
 
 
@@ -105,18 +111,47 @@ class Participant(Protocol):
     tools: tuple[str, ...]
 
     def act(self, step: int, task: Task, received: Any) -> Outcome:
-        """The outcome of this participant's ``step``-th turn, given what it ``received`` last."""
+        """The outcome of one of this participant's turns.
+
+        Args:
+            step: How many turns this participant has had in the run, from 0.
+            task: The task being run.
+            received: What it received last: a contract, a rejection (HandoffResult), a Decision, a
+                Return, or None.
+
+        Returns:
+            The turn's outcome.
+        """
         ...
 
 
 class ScriptedAgent:
-    """A scripted participant: its script holds one outcome, or a function ``(task, received)``, per step."""
+    """A scripted participant: one outcome, or a function ``(task, received)``, per step. Taught in lesson 08.
+
+    Args:
+        name: The participant's name.
+        script: Its steps, in order.
+        tools: The tools it may be granted.
+    """
 
     def __init__(self, name: str, script: Iterable[Step], tools: Iterable[str] = ()) -> None:
         self.name, self.script, self.tools = name, list(script), tuple(tools)
 
     def act(self, step: int, task: Task, received: Any) -> Outcome:
-        """The outcome of this agent's ``step``-th turn, given what it ``received`` last."""
+        """The scripted outcome of this agent's turn.
+
+        Args:
+            step: How many turns this participant has had in the run, from 0.
+            task: The task being run.
+            received: What it received last: a contract, a rejection (HandoffResult), a Decision, a
+                Return, or None.
+
+        Returns:
+            The script's step, or what a callable step returns for ``(task, received)``.
+
+        Raises:
+            OutOfScript: The script has no step ``step``.
+        """
         if step >= len(self.script):
             raise OutOfScript(f"el agente {self.name!r} no tiene resultado para el paso {step}: "
                               f"su guion tiene {len(self.script)}")
@@ -131,8 +166,14 @@ class ScriptedAgent:
 class ModelAgent:
     """An agent driven by a model through ``run_agent_robust``: a final text finishes, a package hands off.
 
-    ``to_contract(task, package)`` turns the model's HandoffPackage into a HandoffContract.
     A scripted model replays from its first turn on every step, so give it one step's turns.
+
+    Args:
+        name: The participant's name.
+        model: A script or a live model.
+        tools: Its tool functions, by name; their names are the tools it may be granted.
+        to_contract: Turns ``(task, package)`` into the HandoffContract it offers.
+        receivers: The participants it may hand off to.
     """
 
     def __init__(self, name: str, model: Any, tools: Mapping[str, Callable[..., Any]],
@@ -141,7 +182,20 @@ class ModelAgent:
         self.to_contract, self.receivers = to_contract, receivers
 
     def act(self, step: int, task: Task, received: Any) -> Outcome:
-        """Run the model on the contract it received (with the granted tools only) or on the request."""
+        """Run the model on the contract it received (with the granted tools only) or on the request.
+
+        Args:
+            step: How many turns this participant has had in the run, from 0.
+            task: The task being run.
+            received: What it received last: a contract, a rejection (HandoffResult), a Decision, a
+                Return, or None.
+
+        Returns:
+            Finish with the model's final text, or OfferHandoff with the contract of its package.
+
+        Raises:
+            UsageError: The model handed off and there is no ``to_contract``.
+        """
         if isinstance(received, HandoffContract):
             final, _, package = run_receiver(received, self.model, self.functions, self.name, receivers=self.receivers)
         else:
@@ -152,7 +206,7 @@ class ModelAgent:
         if self.to_contract is None:
             raise UsageError(f"el ModelAgent {self.name!r} hizo handoff a {package.receiver!r}, "
                              "pero no tiene to_contract")
-        return Handoff(self.to_contract(task, package))
+        return OfferHandoff(self.to_contract(task, package))
 
     def __repr__(self) -> str:
         return f"ModelAgent({self.name!r}, tools={list(self.tools)}, receivers={list(self.receivers)})"
@@ -163,7 +217,14 @@ def _plural(count: int, word: str) -> str:
 
 
 def escalation_prompt(contract: HandoffContract) -> str:
-    """What a human on call reads, in Spanish: urgency, task, decision requested, reason and verified facts."""
+    """What a human on call reads, in Spanish. Taught in lesson 08.
+
+    Args:
+        contract: The escalation contract.
+
+    Returns:
+        The urgency, task, sender, decision requested, reason and verified facts, ending in a prompt.
+    """
     urgency = contract.escalation.urgency if contract.escalation else "sin definir"
     decision = contract.escalation.decision_requested if contract.escalation else contract.next_objective
     facts = "; ".join(contract.facts.verified) or "ninguno"
@@ -173,14 +234,34 @@ def escalation_prompt(contract: HandoffContract) -> str:
 
 
 class Human:
-    """A person as a participant: answers escalations from scripted ``answers`` or through ``ask`` (e.g. ``input``)."""
+    """A person as a participant, who answers escalations. Taught in lesson 08.
+
+    Args:
+        name: The participant's name.
+        answers: Scripted answers, one per escalation, used when there is no ``ask``.
+        ask: Asks a real person (e.g. ``input``) with the escalation prompt.
+        tools: The tools it may be granted.
+    """
 
     def __init__(self, name: str, answers: Iterable[str] = (), ask: Callable[[str], str] | None = None,
                  tools: Iterable[str] = ()) -> None:
         self.name, self.answers, self.ask, self.tools = name, list(answers), ask, tuple(tools)
 
     def act(self, step: int, task: Task, received: Any) -> Outcome:
-        """Show the escalation, take the answer, and send it back to whoever escalated."""
+        """Show the escalation, take the answer, and send it back to whoever escalated.
+
+        Args:
+            step: How many turns this participant has had in the run, from 0.
+            task: The task being run.
+            received: What it received last: a contract, a rejection (HandoffResult), a Decision, a
+                Return, or None.
+
+        Returns:
+            A Decision with the answer, addressed to the escalation's sender.
+
+        Raises:
+            OutOfScript: No ``ask`` and no scripted answer left.
+        """
         prompt = escalation_prompt(received)
         if self.ask is not None:
             answer = self.ask(prompt)

@@ -168,7 +168,7 @@ def _run_alone(question: str, model: AnyModel, name: str, tools: Mapping[str, To
     """Run ``name`` to its final answer with no one to hand off to; a live model is offered the tools' schemas."""
     system = (f"You are {name}, a specialist. Your expertise: {registry[name]['expertise']}. "
               f"{note}Answer the user yourself.")
-    result = run_agent_robust(question, model, tools, name, receivers=(), max_iterations=max_iterations,
+    result = run_agent_robust(question, model, tools, name, receivers=(), max_turns=max_iterations,
                               tool_schemas=schemas, system=system)
     if result.final is None:
         raise UsageError(f"{name} hizo handoff, pero no se le ofreció a nadie a quien hacer handoff")

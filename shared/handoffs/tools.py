@@ -11,9 +11,9 @@ import copy
 import functools
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NotRequired, TypedDict, get_type_hints
+from typing import Annotated, Any, Literal, NotRequired, TypedDict, TypeVar, get_type_hints
 
-from pydantic import BaseModel, create_model
+from pydantic import BaseModel, Field, create_model
 
 from .errors import UsageError
 from .messages import ToolResultBlock, ToolUseBlock, tool_result_block
@@ -44,19 +44,62 @@ def _without_titles(schema: Any) -> Any:
 
 
 def model_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """A pydantic model's JSON Schema as a tool's input schema: no titles, ``required`` always present."""
+    """A pydantic model's JSON Schema as a tool's input schema.
+
+    Args:
+        model: The pydantic model of the tool's arguments.
+
+    Returns:
+        The JSON Schema without ``title`` keys, a lone ``const`` as an ``enum``, ``required`` always present.
+    """
     schema = _without_titles(model.model_json_schema())
     schema.setdefault("required", [])
     return dict(schema)
 
 
+M = TypeVar("M", bound=BaseModel)
+
+
+def with_choices(model: type[M], field: str, choices: tuple[str, ...], description: str) -> type[M]:
+    """``model`` with ``field`` restricted to one of ``choices``, so its schema lists them in an ``enum``.
+
+    Args:
+        model: The pydantic model to restrict.
+        field: The name of the field that names a target.
+        choices: The allowed values, in the order the schema lists them.
+        description: The field's new description, as the model reads it.
+
+    Returns:
+        A subclass of ``model`` with the same name, the field now a required ``Literal[choices]``.
+    """
+    described = Annotated[Literal[choices], Field(description=description)]  # type: ignore[valid-type]
+    return create_model(model.__name__, __base__=model, **{field: (described, ...)})  # type: ignore[call-overload]
+
+
 def json_schema_of(fields: Mapping[str, tuple[Any, Any]], name: str) -> dict[str, Any]:
-    """The JSON Schema of an object with these ``{name: (type, default or ...)}`` fields."""
+    """The JSON Schema of an object with these fields, as a tool's input schema.
+
+    Args:
+        fields: ``{name: (type, default)}``, the default ``...`` for a required field.
+        name: The name of the pydantic model built from them.
+
+    Returns:
+        The schema, as ``model_schema`` gives it.
+    """
     return model_schema(create_model(name, **fields))  # type: ignore[call-overload]
 
 
 def function_schema(function: Tool, name: str | None = None, description: str | None = None) -> ToolSchema:
-    """The schema of a tool, derived from its signature, type hints and docstring."""
+    """The schema of a tool, derived from its signature, type hints and docstring. Taught in lesson 03.
+
+    Args:
+        function: The tool: a function, a ``functools.partial`` or a callable object.
+        name: The tool's name; None: the function's ``__name__``.
+        description: The tool's description; None: the first paragraph of its docstring.
+
+    Returns:
+        A fresh ToolSchema (``name``, ``description`` when there is one, ``input_schema``).
+    """
     return copy.deepcopy(_function_schema(function, name or function.__name__, description))
 
 
@@ -96,7 +139,14 @@ def _function_schema(function: Tool, name: str, description: str | None) -> Tool
 
 
 def schemas_of(tools: Mapping[str, Tool]) -> list[ToolSchema]:
-    """The schema of every tool in a registry, in the registry's order, under the registry's names."""
+    """The schema of every tool in a registry.
+
+    Args:
+        tools: The tool registry, by name.
+
+    Returns:
+        One ToolSchema per tool, in the registry's order, under the registry's names.
+    """
     return [function_schema(function, name) for name, function in tools.items()]
 
 
@@ -105,7 +155,18 @@ class UnsupportedSchema(UsageError, ValueError):
 
 
 def unpack_tool_schema(schema: object) -> tuple[str, str | None, dict[str, Any]]:
-    """(name, description, JSON Schema of the input) of a tool schema in any of the three shapes."""
+    """Read a tool schema in any of the three shapes (Anthropic, OpenAI, OpenAI's ``function`` wrapper).
+
+    Args:
+        schema: The tool schema.
+
+    Returns:
+        ``(name, description or None, a copy of the input's JSON Schema)``.
+
+    Raises:
+        UnsupportedSchema: Not a dict, no name, both ``input_schema`` and ``parameters``, or an input
+            schema that is not an object schema.
+    """
     if not isinstance(schema, dict):
         raise UnsupportedSchema(f"el esquema de una tool debe ser un dict, no {type(schema).__name__}")
     tool = schema.get("function") if schema.get("type") == "function" and "function" in schema else schema
@@ -133,12 +194,26 @@ def _convert(schema: Any, key: str) -> dict[str, Any]:
 
 
 def to_parameters_format(schema: Any) -> dict[str, Any]:
-    """A tool schema in the OpenAI / Gemini shape (``parameters``), from either shape. Taught in lesson 09."""
+    """A tool schema in the OpenAI / Gemini shape (``parameters``), from either shape. Taught in lesson 09.
+
+    Args:
+        schema: The tool schema, in any shape ``unpack_tool_schema`` reads.
+
+    Returns:
+        ``{"name", "description" when there is one, "parameters"}``.
+    """
     return _convert(schema, "parameters")
 
 
 def to_input_schema_format(schema: Any) -> ToolSchema:
-    """A tool schema in the Anthropic shape (``input_schema``), from either shape. Taught in lesson 09."""
+    """A tool schema in the Anthropic shape (``input_schema``), from either shape. Taught in lesson 09.
+
+    Args:
+        schema: The tool schema, in any shape ``unpack_tool_schema`` reads.
+
+    Returns:
+        The ToolSchema.
+    """
     return _convert(schema, "input_schema")  # type: ignore[return-value]
 
 
@@ -148,6 +223,13 @@ def call_tool(tools: Mapping[str, Tool], block: ToolUseBlock) -> ToolResultBlock
     This is the boundary where a tool's failure becomes something the model reads and can
     recover from (a wrong room, a missing argument), so every Exception the tool raises
     is reported; the failure is the model's to fix, not the runner's.
+
+    Args:
+        tools: The tool registry, by name.
+        block: The tool_use block to run.
+
+    Returns:
+        The block's tool_result, with ``is_error: true`` when the tool could not give one.
     """
     function = tools.get(block["name"])
     if function is None:
@@ -168,10 +250,26 @@ def _in_parallel(blocks: Sequence[ToolUseBlock],
 
 
 def dispatch_parallel(tool_use_blocks: Sequence[ToolUseBlock], tools: Mapping[str, Tool]) -> list[ToolResultBlock]:
-    """Run every tool_use block in parallel, in order; an unknown name raises KeyError, as in the seed lesson."""
+    """Run every tool_use block in parallel; an unknown name raises KeyError, as in the seed. Taught in lesson 03.
+
+    Args:
+        tool_use_blocks: The turn's tool_use blocks.
+        tools: The tool registry, by name.
+
+    Returns:
+        One tool_result per block, in block order.
+    """
     return _in_parallel(tool_use_blocks, lambda b: tool_result_block(b["id"], tools[b["name"]](**b["input"])))
 
 
 def dispatch_safely(tool_use_blocks: Sequence[ToolUseBlock], tools: Mapping[str, Tool]) -> list[ToolResultBlock]:
-    """Run every tool_use block in parallel, in order; a failing or unknown tool becomes an is_error result."""
+    """Run every tool_use block in parallel; a failing or unknown tool becomes an is_error result.
+
+    Args:
+        tool_use_blocks: The turn's tool_use blocks.
+        tools: The tool registry, by name.
+
+    Returns:
+        One tool_result per block, in block order.
+    """
     return _in_parallel(tool_use_blocks, lambda block: call_tool(tools, block))

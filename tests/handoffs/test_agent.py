@@ -20,7 +20,6 @@ from handoffs.agent import (
     AgentError,
     HandoffDepthExceeded,
     clean_for_handoff,
-    make_handoff_schema,
 )
 from handoffs.examples.calculator import (
     CALCULATOR_PROMPT,
@@ -268,7 +267,9 @@ def test_malformed_schemas_are_refused_clearly(bad, error, message):
 
 
 def test_handoff_schema_lists_the_targets():
-    schema = make_handoff_schema(["calculator_assistant", "travel_agent"])
+    schema = Agent("x", model=[], handoffs=[Agent("calculator_assistant", model=[]),
+                                            Agent("travel_agent", model=[])]).handoff_schema
+    assert schema is not None
     assert schema["input_schema"]["properties"]["name"]["enum"] == ["calculator_assistant", "travel_agent"]
     assert to_parameters_format(schema)["parameters"] == schema["input_schema"]
 

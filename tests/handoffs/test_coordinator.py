@@ -13,10 +13,10 @@ from handoffs.coordinator import (
     Decision,
     Escalate,
     Finish,
-    Handoff,
     Human,
     InvalidOutcome,
     ModelAgent,
+    OfferHandoff,
     Progress,
     Return,
     ScriptedAgent,
@@ -28,7 +28,7 @@ from handoffs.errors import UsageError
 from handoffs.examples.ticket import TICKET_ID, TRIAGE_TO_INFRA, infra_tools
 from handoffs.messages import text_block, tool_use_block, turn
 from handoffs.models import ScriptedModel
-from handoffs.package import HANDOFF_TOOL_NAME
+from handoffs.policies import HANDOFF_TOOL_NAME
 
 TICKET = Task(TICKET_ID, "el pago falla desde ayer con error 502", owner="triage",
               state_version=TRIAGE_TO_INFRA.state_version)
@@ -51,7 +51,7 @@ def ticket_participants(human=None):
     """Seed 001's ticket: triage verifies and hands off, infra escalates the rollback, the human decides."""
     triage = ScriptedAgent("triage", [
         Progress("servicio degradado: no es un error del usuario"),                           # t1
-        Handoff(TRIAGE_TO_INFRA),                                                              # t2
+        OfferHandoff(TRIAGE_TO_INFRA),                                                              # t2
         Finish("pagos restaurados con rollback a v2.40; ticket TCK-4812 cerrado"),
     ], tools=["read_tickets"])
     infra = ScriptedAgent("infra", [
@@ -146,7 +146,7 @@ def test_human_can_answer_through_input(monkeypatch):
 
 def relay(name, to, task_id="TCK-4812"):
     """An agent that hands the task to ``to`` once, then finishes with whatever it gets back."""
-    return ScriptedAgent(name, [Handoff(contract(f"{task_id}-{name}-{to}", name, to)),
+    return ScriptedAgent(name, [OfferHandoff(contract(f"{task_id}-{name}-{to}", name, to)),
                         lambda task, got: Finish(f"{name} cierra: {got.answer}")], tools=INFRA_TOOLS)
 
 
@@ -173,8 +173,8 @@ def test_a_lower_hop_limit_cuts_earlier():
 
 
 def test_cycle_a_b_a_is_cut_and_escalated():
-    a = ScriptedAgent("a", [Handoff(contract("h-ab", "a", "b")), Finish("a cierra")], tools=INFRA_TOOLS)
-    b = ScriptedAgent("b", [Handoff(contract("h-ba", "b", "a")), lambda task, got: Return(got.answer)],
+    a = ScriptedAgent("a", [OfferHandoff(contract("h-ab", "a", "b")), Finish("a cierra")], tools=INFRA_TOOLS)
+    b = ScriptedAgent("b", [OfferHandoff(contract("h-ba", "b", "a")), lambda task, got: Return(got.answer)],
                       tools=INFRA_TOOLS)
     run = Coordinator([a, b, Human("guardia", answers=["b devuelve con lo averiguado"])]).run(
         Task("TCK-4812", "ciclo", owner="a"))
@@ -190,7 +190,7 @@ def test_cycle_a_b_a_is_cut_and_escalated():
 
 
 def test_without_a_human_a_cut_is_an_error():
-    a = ScriptedAgent("a", [Handoff(contract("h-aa", "a", "a"))], tools=INFRA_TOOLS)
+    a = ScriptedAgent("a", [OfferHandoff(contract("h-aa", "a", "a"))], tools=INFRA_TOOLS)
     with pytest.raises(CoordinationError, match="ciclo: a -> a, y no hay ningún humano"):
         Coordinator([a]).run(Task("TCK-4812", "x", owner="a"))
 
@@ -207,7 +207,7 @@ REJECTED = {  # seed 002: another run's task id, an older state, a tool outside 
 def test_a_rejected_handoff_leaves_the_sender_as_owner(reason):
     bad, next_step = REJECTED[reason]
     got = []
-    triage = ScriptedAgent("triage", [Handoff(bad), lambda task, result: got.append(result) or Finish("sigo yo")])
+    triage = ScriptedAgent("triage", [OfferHandoff(bad), lambda task, result: got.append(result) or Finish("sigo yo")])
     infra = ScriptedAgent("infra", [Finish("no debería actuar")], tools=INFRA_TOOLS)
     run = Coordinator([triage, infra]).run(TICKET)
     assert run.owners == ("triage", "triage") and run.final_owner == "triage" and run.hops == 0
@@ -219,7 +219,7 @@ def test_a_rejected_handoff_leaves_the_sender_as_owner(reason):
 
 def test_a_malformed_payload_is_rejected_as_invalid_and_repaired():
     raw = {"handoff_id": "TCK-4812-H1", "sender": "triage", "receiver": "infra", "task_id": "TCK-4812"}
-    triage = ScriptedAgent("triage", [Handoff(raw), lambda task, result: Handoff(TRIAGE_TO_INFRA)
+    triage = ScriptedAgent("triage", [OfferHandoff(raw), lambda task, result: OfferHandoff(TRIAGE_TO_INFRA)
                               if result.next_step == "repair" else Finish("?"), Finish("cerrado")])
     infra = ScriptedAgent("infra", [Return("hecho")], tools=INFRA_TOOLS)
     run = Coordinator([triage, infra]).run(TICKET)
@@ -228,7 +228,7 @@ def test_a_malformed_payload_is_rejected_as_invalid_and_repaired():
 
 
 def test_a_repeated_handoff_is_skipped_not_cut():
-    triage = ScriptedAgent("triage", [Handoff(TRIAGE_TO_INFRA), Handoff(TRIAGE_TO_INFRA.to_json()),
+    triage = ScriptedAgent("triage", [OfferHandoff(TRIAGE_TO_INFRA), OfferHandoff(TRIAGE_TO_INFRA.to_json()),
                               lambda task, result: Finish(result.next_step)])
     infra = ScriptedAgent("infra", [Return("hecho")], tools=INFRA_TOOLS)
     run = Coordinator([triage, infra]).run(TICKET)
@@ -239,7 +239,7 @@ def test_a_repeated_handoff_is_skipped_not_cut():
 
 
 def test_only_the_owner_may_hand_off():
-    triage = ScriptedAgent("triage", [Handoff(contract("TCK-4812-H1", "infra", "triage"))])
+    triage = ScriptedAgent("triage", [OfferHandoff(contract("TCK-4812-H1", "infra", "triage"))])
     with pytest.raises(CoordinationError, match="el contrato dice que el emisor es 'infra'"):
         Coordinator([triage, ScriptedAgent("infra", [])]).run(TICKET)
 
@@ -300,7 +300,8 @@ def test_a_handoff_to_an_unknown_or_missing_receiver_goes_back_to_its_sender(rec
     if receiver is None:
         del bad["receiver"]
     got = []
-    triage = ScriptedAgent("triage", [Handoff(bad), lambda task, result: got.append(result) or Handoff(TRIAGE_TO_INFRA),
+    triage = ScriptedAgent("triage", [OfferHandoff(bad),
+                                      lambda task, result: got.append(result) or OfferHandoff(TRIAGE_TO_INFRA),
                                       Finish("cerrado")])
     infra = ScriptedAgent("infra", [Return("hecho")], tools=INFRA_TOOLS)
     run = Coordinator([triage, infra]).run(TICKET)
@@ -316,14 +317,14 @@ def test_a_handoff_to_an_unknown_or_missing_receiver_goes_back_to_its_sender(rec
 
 
 def test_an_unreadable_handoff_is_refused_without_aborting():
-    triage = ScriptedAgent("triage", [Handoff("{not json"), lambda task, result: Finish(result.next_step)])
+    triage = ScriptedAgent("triage", [OfferHandoff("{not json"), lambda task, result: Finish(result.next_step)])
     run = Coordinator([triage]).run(TICKET)
     assert run.result == "repair" and run.trace[1].receiver == "?"
 
 
 def test_an_escalation_to_an_agent_is_a_hop_and_is_cycle_checked():
     up = dict(escalation={"urgency": "high", "decision_requested": "decide"})
-    a = ScriptedAgent("a", [Handoff(contract("h-ab", "a", "b")), Finish("a cierra")], tools=INFRA_TOOLS)
+    a = ScriptedAgent("a", [OfferHandoff(contract("h-ab", "a", "b")), Finish("a cierra")], tools=INFRA_TOOLS)
     b = ScriptedAgent("b", [Escalate(contract("h-bs", "b", "senior", **up))], tools=INFRA_TOOLS)
     senior = ScriptedAgent("senior", [Escalate(contract("h-sa", "senior", "a", **up)),
                                       lambda task, got: Return(got.answer)], tools=INFRA_TOOLS)
@@ -337,7 +338,7 @@ def test_an_escalation_to_an_agent_is_a_hop_and_is_cycle_checked():
 
 def test_an_escalation_to_an_agent_counts_against_the_hop_limit():
     up = dict(escalation={"urgency": "high", "decision_requested": "decide"})
-    a = ScriptedAgent("a", [Handoff(contract("h-ab", "a", "b")), lambda task, got: Finish(got.resolution)],
+    a = ScriptedAgent("a", [OfferHandoff(contract("h-ab", "a", "b")), lambda task, got: Finish(got.resolution)],
                       tools=INFRA_TOOLS)
     b = ScriptedAgent("b", [Escalate(contract("h-bc", "b", "c", **up)), lambda task, got: Return(got.answer)],
                       tools=INFRA_TOOLS)
@@ -348,7 +349,7 @@ def test_an_escalation_to_an_agent_counts_against_the_hop_limit():
 
 
 def test_a_handoff_after_a_return_is_not_a_false_cycle():
-    a = ScriptedAgent("a", [Handoff(contract("h1", "a", "b")), Handoff(contract("h2", "a", "b")),
+    a = ScriptedAgent("a", [OfferHandoff(contract("h1", "a", "b")), OfferHandoff(contract("h2", "a", "b")),
                             Finish("a cierra")], tools=INFRA_TOOLS)
     b = ScriptedAgent("b", [Return("primera parte"), Return("segunda parte")], tools=INFRA_TOOLS)
     run = Coordinator([a, b]).run(Task("TCK-4812", "dos encargos", owner="a"))
@@ -358,7 +359,7 @@ def test_a_handoff_after_a_return_is_not_a_false_cycle():
 
 
 def test_returns_do_not_reset_the_hop_limit():
-    a = ScriptedAgent("a", [Handoff(contract(f"h{i}", "a", "b")) for i in range(3)] + [
+    a = ScriptedAgent("a", [OfferHandoff(contract(f"h{i}", "a", "b")) for i in range(3)] + [
         lambda task, got: Finish(got.answer)], tools=INFRA_TOOLS)
     b = ScriptedAgent("b", [Return("hecho")] * 3, tools=INFRA_TOOLS)
     run = Coordinator([a, b, Human("guardia", answers=["basta"])], max_hops=2).run(Task("TCK-4812", "x", owner="a"))
@@ -379,7 +380,7 @@ def test_a_legacy_payload_without_an_id_is_routed_to_its_to_agent():
               "goal": "restaurar pagos", "state": {"verified_facts": ["502 desde 09:31"]},
               "artifacts": [{"kind": "logs", "uri": "logs:payments-api#502"}], "handoff_at": "2026-07-30T09:58:00Z"}
     seen = []
-    triage = ScriptedAgent("triage", [Handoff(legacy), Finish("cerrado")])
+    triage = ScriptedAgent("triage", [OfferHandoff(legacy), Finish("cerrado")])
     infra = ScriptedAgent("infra", [lambda task, got: seen.append(got) or Return("hecho")], tools=INFRA_TOOLS)
     run = Coordinator([triage, infra]).run(Task("TCK-4812", "x", owner="triage"))
     assert run.owners == ("triage", "infra", "triage") and run.hops == 1

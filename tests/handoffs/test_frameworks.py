@@ -26,52 +26,44 @@ def test_tracing_export_is_disabled_on_import():
     assert getattr(provider, "_disabled", None) is True
 
 
-def test_a_scripted_model_hands_off_and_records_what_each_agent_saw():
+def test_the_sdk_scripted_model_hands_off_and_records_what_each_agent_saw():
+    """Lesson 12 scripts the SDK with its own agents.testing.ScriptedModel; run() drives it."""
     from agents import Agent
+    from agents.testing import ScriptedModel, assistant_message, function_call
 
-    from handoffs.frameworks.agents_sdk import ScriptedSDKModel, call, run, text
+    from handoffs.frameworks.agents_sdk import run
 
-    infra_model = ScriptedSDKModel("infra", [[text("rollback propuesto")]])
+    infra_model = ScriptedModel([[assistant_message("rollback propuesto")]])
     infra = Agent("infra", model=infra_model)
-    triage_model = ScriptedSDKModel("triage", [[call("h1", "transfer_to_infra", {})]])
+    triage_model = ScriptedModel([[function_call("transfer_to_infra", {}, call_id="h1")]])
     triage = Agent("triage", model=triage_model, handoffs=[infra])
     result = run(triage, "el pago falla")
     assert result.final_output == "rollback propuesto" and result.last_agent is infra
-    assert triage_model.inputs == [[{"role": "user", "content": "el pago falla"}]]
-    seen = infra_model.inputs[0]
+    assert [call.input for call in triage_model.calls] == [[{"role": "user", "content": "el pago falla"}]]
+    seen = infra_model.calls[0].input
     assert [item.get("type", "message") for item in seen] == ["message", "function_call", "function_call_output"]
     assert seen[2] == {"call_id": "h1", "output": '{"assistant": "infra"}', "type": "function_call_output"}
-
-
-def test_a_callable_step_reads_the_input_and_the_script_ends_loudly():
-    from agents import Agent
-
-    from handoffs.frameworks.agents_sdk import ScriptedSDKModel, ScriptExhausted, run, text
-
-    model = ScriptedSDKModel("eco", [lambda items: [text(f"{len(items)} entradas")]])
-    assert run(Agent("eco", model=model), "hola").final_output == "1 entradas"
-    with pytest.raises(ScriptExhausted, match="no tiene un turno 2"):
-        run(Agent("eco", model=model), "otra vez")
-    assert issubclass(ScriptExhausted, UsageError)
 
 
 def test_run_works_inside_a_running_event_loop():
     """A Jupyter kernel has a loop running; run() still returns the result."""
     from agents import Agent
+    from agents.testing import ScriptedModel, assistant_message
 
-    from handoffs.frameworks.agents_sdk import ScriptedSDKModel, run, text
+    from handoffs.frameworks.agents_sdk import run
 
     async def inside() -> str:
-        return run(Agent("a", model=ScriptedSDKModel("a", [[text("ok")]])), "x").final_output
+        return run(Agent("a", model=ScriptedModel([[assistant_message("ok")]])), "x").final_output
 
     assert asyncio.run(inside()) == "ok"
 
 
 def test_the_gate_exception_carries_the_decision_and_passes_through_run():
     from agents import Agent, handoff
+    from agents.testing import ScriptedModel, function_call
     from pydantic import BaseModel
 
-    from handoffs.frameworks.agents_sdk import HandoffRejected, ScriptedSDKModel, call, run
+    from handoffs.frameworks.agents_sdk import HandoffRejected, run
     from handoffs.validation import HandoffResult
 
     class Payload(BaseModel):
@@ -82,21 +74,20 @@ def test_the_gate_exception_carries_the_decision_and_passes_through_run():
     def gate(ctx, payload):
         raise HandoffRejected("rechazado", refused)
 
-    receiver_model = ScriptedSDKModel("b", [])
+    receiver_model = ScriptedModel([])
     receiver = Agent("b", model=receiver_model)
-    sender = Agent("a", model=ScriptedSDKModel("a", [[call("h", "transfer_to_b", {"n": 1})]]),
+    sender = Agent("a", model=ScriptedModel([[function_call("transfer_to_b", {"n": 1}, call_id="h")]]),
                    handoffs=[handoff(receiver, on_handoff=gate, input_type=Payload)])
     with pytest.raises(HandoffRejected) as caught:
         run(sender, "x")
-    assert caught.value.result is refused and receiver_model.inputs == []
+    assert caught.value.result is refused and receiver_model.calls == ()
 
 
-def test_streaming_is_refused():
-    from handoffs.frameworks.agents_sdk import ScriptedSDKModel
+def test_the_library_keeps_no_scripted_model_of_its_own():
+    """agents.testing (openai-agents 0.24) ships the scripted model; agents_sdk only adds the gate and run()."""
+    import handoffs.frameworks.agents_sdk as agents_sdk
 
-    with pytest.raises(UsageError):
-        ScriptedSDKModel("a", []).stream_response(None, "x", None, [], None, [], None,  # type: ignore[arg-type]
-                                                  previous_response_id=None, conversation_id=None, prompt=None)
+    assert not {"ScriptedSDKModel", "ScriptExhausted", "call", "text"} & set(vars(agents_sdk))
 
 
 def test_a_node_script_returns_its_steps_in_order_and_calls_callables():

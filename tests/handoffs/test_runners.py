@@ -74,12 +74,12 @@ def test_failing_tool_propagates_in_the_lesson_runner():
         run_agent_with_handoff("?", [bad], TOOLS, "booking_agent")
 
 
-def test_max_iterations():
+def test_max_turns():
     loop = [QUOTE] * 5
     with pytest.raises(MaxTurnsExceeded, match=r"llegó a max_turns=3 sin una respuesta final"):
-        run_agent_with_handoff("?", loop, TOOLS, "booking_agent", max_iterations=3)
+        run_agent_with_handoff("?", loop, TOOLS, "booking_agent", max_turns=3)
     with pytest.raises(MaxTurnsExceeded):
-        run_agent_parallel("?", loop, TOOLS, max_iterations=2)
+        run_agent_parallel("?", loop, TOOLS, max_turns=2)
 
 
 def test_exhausted_script_names_the_step():

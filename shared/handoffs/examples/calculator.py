@@ -11,9 +11,10 @@ from typing import Annotated
 
 from pydantic import Field
 
-from ..agent import AGENT_HANDOFF_TOOL, Agent
+from ..agent import Agent
 from ..messages import Message, Turn, text_block, tool_use_block, turn
 from ..models import AnyModel, ScriptedModel, ScriptExhausted
+from ..policies import AGENT_HANDOFF_TOOL_NAME
 from ..tools import Tool, schemas_of
 
 
@@ -115,7 +116,7 @@ def capital_script() -> ScriptedModel:
 
 def equation_handoff_script() -> ScriptedModel:
     """helpful_assistant's script for the equation: hand off to calculator_assistant."""
-    handoff = tool_use_block("toolu_handoff_01", AGENT_HANDOFF_TOOL,
+    handoff = tool_use_block("toolu_handoff_01", AGENT_HANDOFF_TOOL_NAME,
                              {"name": "calculator_assistant", "reason": HANDOFF_REASON})
     return ScriptedModel([turn(handoff)], name="helpful_assistant")
 

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..contract import HandoffContract
 from ..coordinator import MAX_HOPS, Coordination, Coordinator
 from ..errors import UsageError, pydantic_problems
-from ..participants import Escalate, Finish, Handoff, Human, Participant, Progress, Return, ScriptedAgent, Task
+from ..participants import Escalate, Finish, Human, OfferHandoff, Participant, Progress, Return, ScriptedAgent, Task
 from .ticket import TRIAGE_TO_INFRA, infra_tools
 
 LAB_KINDS = ("multiagent",)
@@ -79,7 +79,7 @@ def _closes(_task: Task, got: Any) -> Finish:
 
 def _participants(kind: str, task: Task, approve: bool) -> list[Participant]:
     """Triage, infra, billing and the human on call, scripted for one kind of ticket."""
-    triage: list[Any] = [Handoff(_to_billing(task, 1, "triage", "habla de facturas: es de facturación")), _closes]
+    triage: list[Any] = [OfferHandoff(_to_billing(task, 1, "triage", "habla de facturas: es de facturación")), _closes]
     infra: list[Any] = [Progress("sin trabajo")]
     billing: list[Any] = [Progress("sin trabajo")]
     answer = "aprobado: rollback a v2.40" if approve else "rechazado: sin rollback"
@@ -88,28 +88,28 @@ def _participants(kind: str, task: Task, approve: bool) -> list[Participant]:
                                next_objective="aprobar o rechazar el rollback", confirmed_state="blocked",
                                authority={"allowed_tools": []},
                                escalation={"urgency": "high", "decision_requested": "aprobar rollback a v2.40"})
-        triage = [Handoff(_to_infra(task, 1, "triage", "pagos degradado: no es error de cliente")), _closes]
+        triage = [OfferHandoff(_to_infra(task, 1, "triage", "pagos degradado: no es error de cliente")), _closes]
         infra = [Escalate(escalation), lambda _t, got: Return("rollback a v2.40 ejecutado" if got.answer.startswith(
             "aprobado") else "sin rollback: se mitiga con reintentos")]
     elif kind == "reembolso":
         billing = [Return("reembolso emitido por el cobro duplicado")]
     elif kind == "mal_ruteado":  # billing -> infra -> billing is a cycle: the coordinator cuts it
         answer = "infra atiende el error 502; facturación, la descarga"
-        billing = [Handoff(_to_infra(task, 2, "billing", "el panel da error 502: es de infraestructura"))]
-        infra = [Handoff(_to_billing(task, 3, "infra", "la descarga de facturas es de facturación")),
+        billing = [OfferHandoff(_to_infra(task, 2, "billing", "el panel da error 502: es de infraestructura"))]
+        infra = [OfferHandoff(_to_billing(task, 3, "infra", "la descarga de facturas es de facturación")),
                  lambda _t, got: Return(f"{HUMAN}: {got.answer}")]
     elif kind == "receptor_inexistente":  # "legal" is not at the desk: the handoff comes back to repair
-        triage = [Handoff(_contract(task, 1, "triage", "legal", reason="el contrato del plan lo revisa legal",
+        triage = [OfferHandoff(_contract(task, 1, "triage", "legal", reason="el contrato del plan lo revisa legal",
                                     next_objective="revisar el contrato del plan del comercio",
                                     acceptance=["el comercio sabe qué dice su contrato"])),
-                  lambda _t, got: Handoff(_to_billing(task, 2, "triage", "revisar el plan es de facturación")),
+                  lambda _t, got: OfferHandoff(_to_billing(task, 2, "triage", "revisar el plan es de facturación")),
                   _closes]
         billing = [Return("plan revisado por facturación; legal no es un agente de la mesa")]
     elif kind == "rebote":  # each one gives it back and triage tries the other: the fourth hop is past the limit
-        triage = [Handoff(_to_billing(task, 1, "triage", "un cobro fallido es de facturación")),
-                  lambda _t, got: Handoff(_to_infra(task, 2, "triage", f"facturación dice: {got.resolution}")),
-                  lambda _t, got: Handoff(_to_billing(task, 3, "triage", f"infra dice: {got.resolution}")),
-                  lambda _t, got: Handoff(_to_infra(task, 4, "triage", f"facturación insiste: {got.resolution}")),
+        triage = [OfferHandoff(_to_billing(task, 1, "triage", "un cobro fallido es de facturación")),
+                  lambda _t, got: OfferHandoff(_to_infra(task, 2, "triage", f"facturación dice: {got.resolution}")),
+                  lambda _t, got: OfferHandoff(_to_billing(task, 3, "triage", f"infra dice: {got.resolution}")),
+                  lambda _t, got: OfferHandoff(_to_infra(task, 4, "triage", f"facturación insiste: {got.resolution}")),
                   _closes]
         billing = [Return("la tarjeta está vigente: es la plataforma"), Return("sigue sin ser la tarjeta")]
         infra = [Return("la plataforma responde bien: es la tarjeta")]

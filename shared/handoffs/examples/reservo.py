@@ -17,7 +17,8 @@ from ..chain import Specialist
 from ..loop import RunResult
 from ..messages import Turn, final_text, text_block, tool_use_block, turn
 from ..models import AnyModel, ScriptedModel
-from ..package import HANDOFF_TOOL_NAME, HandoffPackage, make_handoff_tool
+from ..package import HANDOFF_DESCRIPTION, HandoffPackage, input_model
+from ..policies import HANDOFF_TOOL_NAME, make_handoff_schema
 from ..runner import run_agent_with_handoff
 
 NO_SHOW_PERCENT = 50
@@ -64,15 +65,15 @@ SPECIALISTS: dict[str, Specialist] = {
     },
 }
 
-HANDOFF_TOOL = make_handoff_tool(list(SPECIALISTS))
+HANDOFF_TOOL = make_handoff_schema(HANDOFF_TOOL_NAME, HANDOFF_DESCRIPTION, input_model(tuple(SPECIALISTS)))
 
 
-def run_specialist_with_handoff(name: str, task: str, model_script: AnyModel,
+def run_specialist_with_handoff(name: str, task: str, model: AnyModel,
                                 registry: Mapping[str, Specialist] = SPECIALISTS) -> RunResult[HandoffPackage]:
     """Run the specialist ``name`` of Reservo's registry with run_agent_with_handoff (the seed's helper)."""
     if name not in registry:
         raise KeyError(f"especialista desconocido {name!r}; los especialistas son {sorted(registry)}")
-    return run_agent_with_handoff(task, model_script, registry[name]["tools"], self_name=name)
+    return run_agent_with_handoff(task, model, registry[name]["tools"], name=name)
 
 
 ANSWER_LABELS = {

@@ -3,7 +3,8 @@
 One small module per framework, each imported on its own (this package imports none of
 them, so ``import handoffs`` never loads an SDK):
 
-    agents_sdk   the OpenAI Agents SDK run by a scripted model that implements its ``Model``
+    agents_sdk   the gate's HandoffRejected and run() for the OpenAI Agents SDK (its own
+                 agents.testing.ScriptedModel plays the model)
     langgraph    scripted decisions for the nodes of a LangGraph graph
     a2a          printing A2A protocol messages and tasks as plain JSON
 

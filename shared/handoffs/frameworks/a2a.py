@@ -14,11 +14,25 @@ from google.protobuf.message import Message as Proto
 
 
 def as_dict(value: Proto) -> dict[str, Any]:
-    """The protobuf message as the JSON object A2A sends (camelCase names, enums by name)."""
+    """The protobuf message as the JSON object A2A sends. Taught in lesson 12.
+
+    Args:
+        value: An A2A protobuf message (a Message, a Task, a Part...).
+
+    Returns:
+        Its fields with their JSON names (camelCase), enums by name.
+    """
     result: dict[str, Any] = json_format.MessageToDict(value)
     return result
 
 
 def as_json(value: Proto) -> str:
-    """``as_dict`` as indented JSON text with sorted keys (stable from run to run)."""
+    """``as_dict`` as indented JSON text with sorted keys (stable from run to run). Taught in lesson 12.
+
+    Args:
+        value: An A2A protobuf message.
+
+    Returns:
+        The JSON text, non-ASCII kept.
+    """
     return json.dumps(as_dict(value), indent=2, sort_keys=True, ensure_ascii=False)

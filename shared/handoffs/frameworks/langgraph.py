@@ -14,7 +14,12 @@ Step = Any | Callable[[Mapping[str, Any]], Any]
 
 
 class NodeScript:
-    """The steps one node takes, in order; ``seen`` keeps the state the node saw each time."""
+    """The steps one node takes, in order; ``seen`` keeps the state the node saw each time. Taught in lesson 12.
+
+    Args:
+        name: The node's name, for messages.
+        steps: Its steps: any value, or a function of the graph's state.
+    """
 
     def __init__(self, name: str, steps: Sequence[Step]) -> None:
         self.name = name
@@ -22,7 +27,17 @@ class NodeScript:
         self.seen: list[dict[str, Any]] = []
 
     def next(self, state: Mapping[str, Any]) -> Any:
-        """The node's next step for this state; a callable step is called with the state."""
+        """The node's next step for this state.
+
+        Args:
+            state: The graph's state as the node sees it (a copy is kept in ``seen``).
+
+        Returns:
+            The next step, or what a callable step returns for the state.
+
+        Raises:
+            UsageError: The script has no more steps.
+        """
         self.seen.append(dict(state))
         position = len(self.seen) - 1
         if position >= len(self.steps):
@@ -36,5 +51,12 @@ class NodeScript:
 
 
 def thread(name: str) -> dict[str, dict[str, str]]:
-    """The run configuration of one conversation thread, for a graph compiled with a checkpointer."""
+    """The run configuration of one conversation thread, for a graph compiled with a checkpointer.
+
+    Args:
+        name: The thread's id.
+
+    Returns:
+        ``{"configurable": {"thread_id": name}}``.
+    """
     return {"configurable": {"thread_id": name}}
