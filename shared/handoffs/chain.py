@@ -119,7 +119,7 @@ class ChainResult:
 
 def run_handoff_chain(question: str, sender: str, models: Mapping[str, AnyModel],
                       registry: Mapping[str, Specialist], compose: Compose = receiver_answer,
-                      max_iterations: int = 10) -> ChainResult:
+                      max_turns: int = 10) -> ChainResult:
     """Run ``sender`` on the question and, if it hands off, the receiver on the package; ``compose`` the answer.
 
     Taught in lesson 04. The receiver may not hand off again: longer chains are the coordinator's.
@@ -130,14 +130,14 @@ def run_handoff_chain(question: str, sender: str, models: Mapping[str, AnyModel]
         models: one model per specialist that runs, by name.
         registry: every specialist (its tools and expertise), by name; each may hand off to any other.
         compose: turns the package and the receiver's final turn into the user's answer.
-        max_iterations: the most model turns of each run.
+        max_turns: the most model turns of each run.
 
     Returns:
         Both runs, the package that joined them (None when the sender answered alone) and the answer.
 
     Raises:
         ChainError: a specialist that runs has no model, or the receiver handed off again.
-        MaxTurnsExceeded: a run used ``max_iterations`` turns without a final answer or a handoff.
+        MaxTurnsExceeded: a run used ``max_turns`` turns without a final answer or a handoff.
         ModelBehaviorError: a model returned a turn the run cannot go on with.
     """  # noqa: DOC503
     def model_for(name: str) -> AnyModel:
@@ -147,7 +147,7 @@ def run_handoff_chain(question: str, sender: str, models: Mapping[str, AnyModel]
 
     def run(name: str, question: str) -> RunResult[HandoffPackage]:
         return run_agent_robust(question, model_for(name), registry[name]["tools"], name, list(registry),
-                                max_iterations, system=specialist_prompt(name, registry))
+                                max_turns, system=specialist_prompt(name, registry))
 
     sent = run(sender, question)
     if sent.handoff is None:

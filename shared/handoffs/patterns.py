@@ -163,12 +163,12 @@ def _model_for(models: Mapping[str, AnyModel], name: str) -> AnyModel:
 
 
 def _run_alone(question: str, model: AnyModel, name: str, tools: Mapping[str, Tool],
-               registry: Mapping[str, Specialist], max_iterations: int,
+               registry: Mapping[str, Specialist], max_turns: int,
                schemas: Sequence[ToolSchema], note: str = "") -> tuple[Turn, list[Message]]:
     """Run ``name`` to its final answer with no one to hand off to; a live model is offered the tools' schemas."""
     system = (f"You are {name}, a specialist. Your expertise: {registry[name]['expertise']}. "
               f"{note}Answer the user yourself.")
-    result = run_agent_robust(question, model, tools, name, receivers=(), max_turns=max_iterations,
+    result = run_agent_robust(question, model, tools, name, receivers=(), max_turns=max_turns,
                               tool_schemas=schemas, system=system)
     if result.final is None:
         raise UsageError(f"{name} hizo handoff, pero no se le ofreció a nadie a quien hacer handoff")
@@ -176,7 +176,7 @@ def _run_alone(question: str, model: AnyModel, name: str, tools: Mapping[str, To
 
 
 def run_routed(question: str, route: Callable[[str], str], models: Mapping[str, AnyModel],
-               registry: Mapping[str, Specialist], max_iterations: int = 10) -> PatternRun:
+               registry: Mapping[str, Specialist], max_turns: int = 10) -> PatternRun:
     """Router: ``route(question)`` names the specialist before any work; it runs alone and answers.
 
     Taught in lesson 01.
@@ -186,7 +186,7 @@ def run_routed(question: str, route: Callable[[str], str], models: Mapping[str, 
         route: the router: given the question, it returns the specialist's name.
         models: one model per specialist, by name.
         registry: every specialist (its tools and expertise), by name.
-        max_iterations: the most model turns of the specialist's run.
+        max_turns: the most model turns of the specialist's run.
 
     Returns:
         The run under the "router" pattern: the chosen specialist owns the task and answers.
@@ -194,14 +194,14 @@ def run_routed(question: str, route: Callable[[str], str], models: Mapping[str, 
     Raises:
         UsageError: the router chose a name that is not a specialist, or the specialist handed off.
         KeyError: there is no model for the chosen specialist.
-        MaxTurnsExceeded: the run used ``max_iterations`` turns without a final answer.
+        MaxTurnsExceeded: the run used ``max_turns`` turns without a final answer.
     """  # noqa: DOC503
     name = route(question)
     if name not in registry:
         raise UsageError(f"el router eligió {name!r}, que no es un especialista; "
                          f"los especialistas son {sorted(registry)}")
     tools = registry[name]["tools"]
-    final, messages = _run_alone(question, _model_for(models, name), name, tools, registry, max_iterations,
+    final, messages = _run_alone(question, _model_for(models, name), name, tools, registry, max_turns,
                                  schemas_of(tools))
     return PatternRun("router", question, name, final_text(final), messages, router="router")
 
@@ -236,7 +236,7 @@ def agent_tool_schema(agent: str, registry: Mapping[str, Specialist]) -> ToolSch
 
 
 def run_with_agent_tools(question: str, caller: str, models: Mapping[str, AnyModel], agent_tools: Sequence[str],
-                         registry: Mapping[str, Specialist], max_iterations: int = 10,
+                         registry: Mapping[str, Specialist], max_turns: int = 10,
                          pattern: str = "agent_as_tool") -> PatternRun:
     """Agent-as-tool: ``caller`` may call each agent in ``agent_tools`` as ``ask_<agent>(task)``.
 
@@ -251,7 +251,7 @@ def run_with_agent_tools(question: str, caller: str, models: Mapping[str, AnyMod
         models: one model per agent that runs, by name.
         agent_tools: the agents the caller may call.
         registry: every specialist (its tools and expertise), by name.
-        max_iterations: the most model turns of each run.
+        max_turns: the most model turns of each run.
         pattern: ``"agent_as_tool"`` or ``"subagent"``, as the run is labelled.
 
     Returns:
@@ -260,7 +260,7 @@ def run_with_agent_tools(question: str, caller: str, models: Mapping[str, AnyMod
     Raises:
         UsageError: ``pattern`` is neither of the two, or the caller handed off.
         KeyError: the caller, or an agent it may call, has no model or no entry in ``registry``.
-        MaxTurnsExceeded: the caller used ``max_iterations`` turns without a final answer.
+        MaxTurnsExceeded: the caller used ``max_turns`` turns without a final answer.
     """  # noqa: DOC503
     if pattern not in ("agent_as_tool", "subagent"):
         raise UsageError(f"run_with_agent_tools ejecuta 'agent_as_tool' o 'subagent', no {pattern!r}")
@@ -271,7 +271,7 @@ def run_with_agent_tools(question: str, caller: str, models: Mapping[str, AnyMod
         model, tools = _model_for(models, agent), registry[agent]["tools"]
 
         def ask(task: str) -> str:
-            final, messages = _run_alone(task, model, agent, tools, registry, max_iterations, schemas_of(tools))
+            final, messages = _run_alone(task, model, agent, tools, registry, max_turns, schemas_of(tools))
             with lock:
                 runs.append((agent, task, final_text(final), messages))
             return final_text(final)
@@ -280,7 +280,7 @@ def run_with_agent_tools(question: str, caller: str, models: Mapping[str, AnyMod
     offered = {agent_tool_name(agent): agent for agent in agent_tools}
     tools = {**registry[caller]["tools"], **{name: offer(agent) for name, agent in offered.items()}}
     schemas = schemas_of(registry[caller]["tools"]) + [agent_tool_schema(agent, registry) for agent in agent_tools]
-    final, messages = _run_alone(question, _model_for(models, caller), caller, tools, registry, max_iterations,
+    final, messages = _run_alone(question, _model_for(models, caller), caller, tools, registry, max_turns,
                                  schemas, note="Other agents are offered to you as ask_<agent> tools. ")
     calls = []
     for block in _tool_use_blocks(messages):  # pair each run with the tool_use that asked for it

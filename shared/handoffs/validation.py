@@ -307,7 +307,7 @@ def contract_brief(contract: HandoffContract) -> str:
 
 
 def run_receiver(contract: HandoffContract, model: Any, receiver_tools: Mapping[str, Callable[..., Any]],
-                 receiver_name: str, max_iterations: int = 10,
+                 receiver_name: str, max_turns: int = 10,
                  receivers: Sequence[str] = ()) -> RunResult[HandoffPackage]:
     """Run the receiver on the contract's brief with only the granted tools; returns (final, messages, package).
 
@@ -322,15 +322,15 @@ def run_receiver(contract: HandoffContract, model: Any, receiver_tools: Mapping[
         model: the receiver's model (scripted or live).
         receiver_tools: every tool the receiver has, by name; only the granted ones run.
         receiver_name: the receiver's name, as the run records it.
-        max_iterations: the most model turns before the run gives up.
+        max_turns: the most model turns before the run gives up.
         receivers: the participants the receiver may hand off to.
 
     Returns:
         How the run ended: the final turn, or the package of an onward handoff; and the whole history.
 
     Raises:
-        MaxTurnsExceeded: the receiver used ``max_iterations`` turns without a final answer or a handoff.
+        MaxTurnsExceeded: the receiver used ``max_turns`` turns without a final answer or a handoff.
         ModelBehaviorError: the model returned a turn the run cannot go on with.
     """  # noqa: DOC502
     gate = AuthorityGate(granted_tools(contract, receiver_tools), contract.handoff_id)
-    return run_agent_robust(contract_brief(contract), model, gate, receiver_name, receivers, max_iterations)
+    return run_agent_robust(contract_brief(contract), model, gate, receiver_name, receivers, max_turns)
