@@ -15,8 +15,10 @@ The policy, one rule per edge case:
    escalated too. ``Return`` gives the task back to its original owner and closes the
    chain, so a new handoff after it is not a cycle (the hop count still grows). A
    repeat of an already accepted handoff is not a cycle either: validation skips it.
-5. A human is a participant. It sees the escalation's urgency and the decision
-   requested, answers, and the task goes back to whoever escalated.
+5. A human is a participant. An escalation hands it the task: it owns the task while it
+   decides, sees the urgency and the decision requested, and its ``Decision`` is another
+   transfer, which hands the task back to whoever escalated. Asking and keeping the task
+   is a consultation (an agent as a tool), not an escalation.
 6. Everything is a ``TraceEvent`` timed by the clock: a logical counter by default,
    so a run is reproducible; pass ``clock=time.monotonic`` for real time.
 

@@ -2,10 +2,11 @@
 
 A participant has a ``name``, the ``tools`` it can use and ``act(step, task, received)``,
 which returns one outcome: ``Progress`` (keep the task), ``OfferHandoff`` (to another agent),
-``Escalate`` (up, with urgency and the decision requested), ``Decision`` (a human's
-answer), ``Return`` (back to the original owner) or ``Finish`` (close it). Three kinds
-of participant ship here: a ``ScriptedAgent``, a ``ModelAgent`` driven by a model, and a
-``Human`` who answers escalations. The loop that runs them is ``handoffs.coordinator``.
+``Escalate`` (up, with urgency and the decision requested: the receiver owns the task while
+it decides), ``Decision`` (a human's answer, which hands the task back down), ``Return`` (back
+to the original owner) or ``Finish`` (close it). Three kinds of participant ship here: a
+``ScriptedAgent``, a ``ModelAgent`` driven by a model, and a ``Human`` who takes escalations
+and decides them. The loop that runs them is ``handoffs.coordinator``.
 """
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -65,7 +66,12 @@ class OfferHandoff:
 
 @dataclass(frozen=True)
 class Escalate:
-    """Hand the task up (to a human, or an agent with more authority) with a contract whose ``escalation`` is set."""
+    """Hand the task up, to a human or an agent with more authority, with a contract whose ``escalation`` is set.
+
+    An escalation is a handoff: the receiver owns the task while it decides, and the task comes back
+    only through another transfer (a ``Decision`` or a ``Return``). Asking and keeping the task is a
+    consultation (an agent as a tool), not an escalation.
+    """
 
     contract: object
 
@@ -80,7 +86,7 @@ class Escalate:
 
 @dataclass(frozen=True)
 class Decision:
-    """A human's answer, sent back to the participant that escalated."""
+    """A human's answer: a transfer that hands the task back to the participant that escalated."""
 
     answer: str
     to: str
@@ -234,7 +240,7 @@ def escalation_prompt(contract: HandoffContract) -> str:
 
 
 class Human:
-    """A person as a participant, who answers escalations. Taught in lesson 08.
+    """A person as a participant, who owns an escalated task while deciding it. Taught in lesson 08.
 
     Args:
         name: The participant's name.
@@ -248,7 +254,7 @@ class Human:
         self.name, self.answers, self.ask, self.tools = name, list(answers), ask, tuple(tools)
 
     def act(self, step: int, task: Task, received: Any) -> Outcome:
-        """Show the escalation, take the answer, and send it back to whoever escalated.
+        """Show the escalation, take the answer, and hand the task back to whoever escalated with it.
 
         Args:
             step: How many turns this participant has had in the run, from 0.

@@ -1,7 +1,9 @@
 """The course's descriptions of the patterns, and seed 002's checklists, in Spanish. Lesson 01.
 
-Escalation is seed 001's: a handoff upward, so control does not come back; the upper level owns
-the task, and handing it back down is another handoff.
+Escalation is seed 001's: a handoff upward. The owner hands the task, with its urgency and the
+decision it asks for, to someone with more authority or capability (a senior agent, a human on call);
+while that one decides, it owns the task, and the task comes back only through another transfer (the
+ticket's t5). Asking someone and keeping the task is a consultation: agent-as-tool.
 """
 
 from ..patterns import Pattern
@@ -12,8 +14,8 @@ PATTERNS = {p.name: p for p in (
     Pattern("handoff", "Handoff", "durante la ejecución", "el agente en curso", "destilado del trabajo hecho",
             "el receptor", "el receptor", False, "pérdida de contexto"),
     Pattern("escalation", "Escalamiento", "durante, al topar un límite", "el agente o un coordinador",
-            "destilado + decisión pedida", "el nivel superior (un agente senior o un humano)",
-            "el nivel superior, o quien reciba la tarea de vuelta", False, "escalar tarde"),
+            "destilado + decisión pedida", "el nivel superior (un agente senior o un humano), mientras decide",
+            "quien tenga la tarea al final: vuelve abajo solo con otra transferencia", False, "escalar tarde"),
     Pattern("subagent", "Subagente", "durante, como llamada", "el padre (que espera)",
             "especificación de la subtarea", "el padre", "el padre", True, "el padre se bloquea"),
     Pattern("agent_as_tool", "Agente como tool", "durante, como llamada a una tool",
