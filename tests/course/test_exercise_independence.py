@@ -25,7 +25,9 @@ ROOT = Path(__file__).resolve().parents[2]
 # Known debt, to be paid by the second edition of lessons 01-04 (strict: fixing one fails the
 # test until its entry is removed here).
 KNOWN_ORPHANS: set[str] = set()
-KNOWN_CASCADES: set[str] = set()
+# Lesson 09's second exercise runs the student's own Agent class on the calculator example (issue 30: "the
+# student runs their own class"), so an undone class costs it too; the class's own steps are graded apart.
+KNOWN_CASCADES: set[str] = {"09_agent_class:agent_class"}
 
 
 def cases():

@@ -37,11 +37,6 @@ EQUIVALENT: dict[str, str] = {
     '04:pricing_turns: turn(tool_use_block("toolu_21", "get_quote", quote)), => '
     'turn(tool_use_block("", "get_quote", quote)),':
         "the statement leaves the tool_use id free; the chain pairs the call and its result by it, whatever it is",
-    "09:handoff_tool: if len(set(names)) != len(names): => if len(set(names)) is not len(names):":
-        "two lengths below 257 are the same cached int object in CPython; no handoff tool has 257 agents",
-    '09:handoff_tool: catalog = "\\n".join(f"- {agent[\'name\']}: {agent[\'description\']}" for agent in agents) => '
-    'catalog = "".join(f"- {agent[\'name\']}: {agent[\'description\']}" for agent in agents)':
-        "the wording of the description is free (the statement says so); every agent and description is still in it",
 }
 
 # Holes: the visible tests do not catch these mutants (strict: closing a hole fails the test until its entry goes).
