@@ -47,7 +47,7 @@ $(LAB): $(STAMP) jupyter/overrides.json jupyter/page_config.json
 setup: $(STAMP) $(LAB)
 
 work: setup
-	$(BIN)/python -m grader.workspace $(WORK)
+	$(BIN)/python -m grader.authoring.workspace $(WORK)
 
 course: work
 ifdef HEADLESS

@@ -7,15 +7,15 @@ Importing ``grader`` is cheap, so test cells can use ``from grader import assert
 the heavier parts load on first use.
 """
 
-from .asserts import assert_same
+from .grading.asserts import assert_same
 
 __all__ = ["assert_same", "grade", "grade_notebooks", "Limits", "UnusableNotebook", "Report", "TestResult"]
 
-__version__ = "0.2.0"  # the batch cache key hashes the grader's own code instead (grader.reference.grader_digest)
+__version__ = "0.2.0"  # the batch cache key hashes the grader's code instead (grader.grading.reference.grader_digest)
 
 _LAZY = {
-    "grade": "api", "grade_notebooks": "api", "Limits": "execute",
-    "UnusableNotebook": "notebooks", "Report": "report", "TestResult": "report",
+    "grade": "grading.pipeline", "grade_notebooks": "grading.pipeline", "Limits": "grading.execute",
+    "UnusableNotebook": "authoring.notebooks", "Report": "grading.report", "TestResult": "grading.report",
 }
 
 

@@ -7,10 +7,10 @@ import sys
 import warnings
 from pathlib import Path
 
-from .course import SOLUTIONS, STUDENT
+from .authoring.course import SOLUTIONS, STUDENT
+from .authoring.notebooks import write_atomic
 from .errors import GraderError, WrongKindOfPath
-from .execute import Limits
-from .notebooks import write_atomic
+from .grading.execute import Limits
 
 QUIET_LOGGERS = ("jupyter_client", "nbclient", "traitlets", "asyncio", "tornado", "distributed")
 """Libraries whose warnings (a kernel that did not answer in time...) the user sees only with -v."""
@@ -22,7 +22,7 @@ def _limits(args: argparse.Namespace) -> Limits:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    from .generate import EditedStudentNotebook, generate, refusal
+    from .authoring.generate import EditedStudentNotebook, generate, refusal
 
     try:
         changed = generate(args.solutions, args.student, args.lessons, force=args.force)
@@ -37,11 +37,11 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    from .api import grade_notebooks
-    from .course import course_root, match_source
-    from .notebooks import read_notebook
-    from .release import is_release
-    from .report import feedback_html
+    from .authoring.course import course_root, match_source
+    from .authoring.notebooks import read_notebook
+    from .authoring.release import is_release
+    from .grading.pipeline import grade_notebooks
+    from .grading.report import feedback_html
 
     submission = Path(args.submission)
     if args.source and Path(args.source).is_dir():
@@ -61,8 +61,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 
 def cmd_release(args: argparse.Namespace) -> int:
-    from .course import course_root
-    from .release import release
+    from .authoring.course import course_root
+    from .authoring.release import release
 
     out = release(Path(args.root) if args.root else course_root(), args.out)
     print(f"wrote the student release to {out} (no solutions, no hidden tests; grade there on the visible tests)")
@@ -70,7 +70,7 @@ def cmd_release(args: argparse.Namespace) -> int:
 
 
 def cmd_batch(args: argparse.Namespace) -> int:
-    from .batch import batch
+    from .classroom.batch import batch
 
     rows = batch(args.directory, args.source, args.out, workers=args.workers, limits=_limits(args),
                  scheduler=args.scheduler)
@@ -83,7 +83,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from .course_check import check_course
+    from .classroom.course_check import check_course
 
     problems = check_course(args.root, workers=args.workers, limits=_limits(args), lessons=args.lessons,
                             mistakes=not args.no_mistakes)
@@ -94,7 +94,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_store_outputs(args: argparse.Namespace) -> int:
-    from .course_check import store_outputs
+    from .classroom.course_check import store_outputs
 
     problems = [problem for path in args.notebooks for problem in store_outputs(Path(path), _limits(args))]
     for problem in problems:
@@ -104,7 +104,7 @@ def cmd_store_outputs(args: argparse.Namespace) -> int:
 
 
 def cmd_manual_import(args: argparse.Namespace) -> int:
-    from .manual import import_marks
+    from .classroom.manual import import_marks
 
     rows = import_marks(args.scores, args.out)
     pending = [r for r in rows if r["manual_pending"]]
@@ -114,7 +114,7 @@ def cmd_manual_import(args: argparse.Namespace) -> int:
 
 
 def cmd_manual_template(args: argparse.Namespace) -> int:
-    from .manual import write_template
+    from .classroom.manual import write_template
 
     path, count = write_template(args.out, args.csv)
     print(f"wrote {path}: {count} cell(s) to mark; fill in points, then: python -m grader manual import {path} "
@@ -123,7 +123,7 @@ def cmd_manual_template(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .classview import write_class_report
+    from .classroom.classview import write_class_report
 
     for path in write_class_report(args.out, args.threshold / 100):
         print(f"wrote {path}")

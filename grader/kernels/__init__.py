@@ -5,7 +5,7 @@
     uids          sandbox uids, leased one per kernel; what a dead grader left is swept
     channels      the grader's two channels to a kernel, shell and iopub, capped at 4 MiB a message
     zygote        a warm process that forks kernels (the one latency mechanism the benchmark keeps)
-    provisioning  jupyter_client's provisioner hook: a kernel starts through grader.sandbox or the zygote
+    provisioning  jupyter_client's provisioner hook: a kernel starts through grader.kernels.sandbox or the zygote
     kernel        one kernel (start, stop, its folders and uid) and start_kernel, the one retry site
     supply        kernels on demand for a worker, the next one booted early
 

@@ -10,7 +10,7 @@ import re
 import tempfile
 from pathlib import Path
 
-from ..cleanup import remove_tree
+from .cleanup import remove_tree
 
 
 def _base() -> Path:

@@ -3,8 +3,8 @@
 import functools
 import os
 
-from .. import sandbox
 from ..errors import InvalidSetting, SandboxError
+from . import sandbox
 
 
 def _libc_can_isolate() -> bool:

@@ -68,7 +68,7 @@ def start_worker_supply(memory_limit: int, modules: Sequence[str] = (), warm_up:
 
 
 def stop_worker_supply() -> None:
-    """Close this worker process's KernelSupply, if it has one (a Dask worker closing, ``grader.cluster``)."""
+    """Close this worker process's KernelSupply, if it has one (a Dask worker closing, ``grader.classroom.cluster``)."""
     global _worker_supply
     supply, _worker_supply = _worker_supply, None
     if supply is not None:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from grader.hidden import hidden_lines
-from grader.metadata import grade_id, is_solution, is_test
-from grader.notebooks import dumps, read_notebook
+from grader.authoring.metadata import grade_id, is_solution, is_test
+from grader.authoring.notebooks import dumps, read_notebook
+from grader.grading.hidden import hidden_lines
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
 

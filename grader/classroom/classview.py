@@ -29,9 +29,9 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
+from ..errors import MissingPath
+from ..grading.report import _template, first_line
 from .batch import spreadsheet_safe, write_atomic
-from .errors import MissingPath
-from .report import _template, first_line
 
 K_GRAM, WINDOW = 5, 4
 DEFAULT_THRESHOLD = 0.8

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from nbformat import NotebookNode
 
-from .errors import MissingPath
+from ..errors import MissingPath
 from .metadata import grade_id, is_grade, is_solution
 from .notebooks import UnusableNotebook, read_notebook
 
@@ -60,7 +60,7 @@ def student_path(root: Path, source: Path) -> Path:
 
 def course_root() -> Path:
     """The installed course's folder: the checkout this grader package lives in, wherever the command runs."""
-    return Path(__file__).resolve().parent.parent
+    return Path(__file__).resolve().parents[2]
 
 
 def graded_ids(nb: NotebookNode) -> frozenset[str]:

@@ -1,8 +1,8 @@
-"""Start a kernel in a sandbox: ``python -m grader.sandbox OPTIONS -- KERNEL_CMD...``.
+"""Start a kernel in a sandbox: ``python -m grader.kernels.sandbox OPTIONS -- KERNEL_CMD...``.
 
 As root ("full" mode) three processes stand between the grader and student code:
 
-* the launcher (root, the process jupyter_client manages: a fresh ``python -m grader.sandbox``,
+* the launcher (root, the process jupyter_client manages: a fresh ``python -m grader.kernels.sandbox``,
   or a child of the grader's zygote, see ``grader.kernels.zygote``): dies with its parent
   (``PR_SET_PDEATHSIG``), forwards interrupts, and forks
 * the init (root, pid 1 of new pid, network, mount, IPC and UTS namespaces): dies with the
@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from importlib.util import find_spec
 from types import FrameType
 
-from .errors import SandboxSetupError
+from ..errors import SandboxSetupError
 
 KERNEL_ENV = {
     "MPLBACKEND": "Agg",           # plots render without a screen
@@ -256,7 +256,7 @@ def launch(args: argparse.Namespace) -> None:
 
 def parser() -> argparse.ArgumentParser:
     """The launcher's options; the kernel command follows ``--``."""
-    p = argparse.ArgumentParser(prog="python -m grader.sandbox")
+    p = argparse.ArgumentParser(prog="python -m grader.kernels.sandbox")
     p.add_argument("--mode", choices=("full", "basic"), default="basic")
     p.add_argument("--memory", type=int, default=0, help="address-space limit in bytes (0: none)")
     p.add_argument("--uid", type=int, default=0, help="sandbox uid and gid (full mode)")
@@ -272,7 +272,7 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     """The launcher's arguments from ``OPTIONS -- KERNEL_CMD...``."""
     argv = list(argv)
     if "--" not in argv or argv.index("--") == len(argv) - 1:
-        raise SystemExit("usage: python -m grader.sandbox OPTIONS -- KERNEL_CMD...")
+        raise SystemExit("usage: python -m grader.kernels.sandbox OPTIONS -- KERNEL_CMD...")
     split = argv.index("--")
     args = parser().parse_args(argv[:split])
     args.command, args.start = argv[split + 1:], exec_kernel

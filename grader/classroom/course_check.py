@@ -9,19 +9,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .api import grade_notebooks
-from .course import chosen, guided_notebooks, solution_notebooks, student_notebooks, student_path
-from .errors import GraderError
-from .execute import DEFAULT_LIMITS, Limits, execute
-from .generate import stamped, student_version
-from .kernels.supply import worker_supply
-from .metadata import grade_id, is_solution, metadata_problems, tags
-from .mistakes import wrong_answers
-from .notebooks import dumps, read_notebook, tidy, write_atomic
+from ..authoring.course import chosen, guided_notebooks, solution_notebooks, student_notebooks, student_path
+from ..authoring.generate import stamped, student_version
+from ..authoring.metadata import grade_id, is_solution, metadata_problems, tags
+from ..authoring.notebooks import dumps, read_notebook, tidy, write_atomic
+from ..errors import GraderError
+from ..grading.execute import DEFAULT_LIMITS, Limits, execute
+from ..grading.mistakes import wrong_answers
+from ..grading.pipeline import grade_notebooks
+from ..grading.preload import imported_modules
+from ..grading.reference import reference_for
+from ..grading.testcells import problems as rule_problems
+from ..kernels.supply import worker_supply
 from .pool import run_tasks
-from .preload import imported_modules
-from .reference import reference_for
-from .testcells import problems as rule_problems
 
 RAISES_TAG = "raises-exception"
 
@@ -72,8 +72,8 @@ def store_outputs(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[str]:
 
 
 def check_solution(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[str]:
-    """A solution notebook has valid metadata, test cells that follow the rule of ``grader.testcells``, passes its own
-    checks in the reference run, and earns every point, with no cell failing and nothing restored."""
+    """A solution notebook has valid metadata, test cells that follow the rule of ``grader.grading.testcells``, passes
+    its own checks in the reference run, and earns every point, with no cell failing and nothing restored."""
     source = read_notebook(path)
     problems = metadata_problems(source, str(path)) or [f"{path}: {problem}" for problem in rule_problems(source)]
     if problems:
@@ -113,7 +113,7 @@ def check_student(source_path: Path, student_path: Path, limits: Limits = DEFAUL
 
 def check_mistakes(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[str]:
     """Each written-down wrong answer, graded as a submission (the solution with that one answer in its place),
-    loses points and is named as itself (``grader.mistakes``)."""
+    loses points and is named as itself (``grader.grading.mistakes``)."""
     source = read_notebook(path)
     student = student_version(source, str(path))
     reference = reference_for(source, student, limits, worker_supply(), mistakes=True)

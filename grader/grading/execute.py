@@ -1,9 +1,9 @@
 """Run a notebook's code cells one by one in a fresh kernel, within time, memory and output limits.
 
 A cell's run records whether the kernel's ``execute_reply`` says it raised; that marks the cell,
-it never passes a test. A test cell runs as the kernel may see it (``grader.testcells``): its
+it never passes a test. A test cell runs as the kernel may see it (``grader.grading.testcells``): its
 visible part as one request, whose outputs are kept, then its hidden part as another, of which
-nothing is kept but the check reports (``grader.probe``); the reports are collected apart from
+nothing is kept but the check reports (``grader.grading.probe``); the reports are collected apart from
 the outputs and judged by the caller, outside the kernel. Every request, a cell's, a part's or a
 replayed cell's, takes the one path of ``grader.kernels.request``; nbclient builds the outputs.
 Every limit is a mark on one cell, never the end of the run:
@@ -32,15 +32,15 @@ from nbclient import NotebookClient
 from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 from nbformat import NotebookNode
 
-from .kernels.channels import MAX_MESSAGE
-from .kernels.kernel import Kernel, start_kernel
-from .kernels.request import Outcome, request
-from .kernels.request import execute as execute_request
-from .kernels.supply import KernelSupply
-from .messages import Message, Say, say
+from ..kernels.channels import MAX_MESSAGE
+from ..kernels.kernel import Kernel, start_kernel
+from ..kernels.request import Outcome, request
+from ..kernels.request import execute as execute_request
+from ..kernels.supply import KernelSupply
+from ..messages import Message, Say, say
+from ..timing import phase
 from .probe import MIME
 from .testcells import KernelCode
-from .timing import phase
 
 logger = logging.getLogger(__name__)
 
@@ -138,7 +138,7 @@ class CellOutputs(NotebookClient):
             data = content.get("data") if kind == "display_data" and isinstance(content, dict) else None
             if isinstance(data, dict) and MIME in data:
                 self.report_bytes += size
-                if self.report_bytes <= REPORT_BYTES:  # a list of reports (grader.probe), or anything: data
+                if self.report_bytes <= REPORT_BYTES:  # a list of reports (grader.grading.probe), or anything: data
                     sent = data[MIME]
                     self.reports.extend(sent if isinstance(sent, list) else [sent])
                 return None
@@ -259,7 +259,7 @@ async def run_notebook(nb: NotebookNode, limits: Limits = DEFAULT_LIMITS, supply
                        tests: Mapping[int, KernelCode] | None = None) -> list[CellRun]:
     """Execute every code cell of ``nb`` in a fresh kernel, outputs in place; returns a CellRun per code cell.
 
-    ``tests`` maps the index of each test cell to the code the kernel runs for it (``grader.testcells``);
+    ``tests`` maps the index of each test cell to the code the kernel runs for it (``grader.grading.testcells``);
     the notebook's own source of a test cell never reaches the kernel.
     """
     tests = tests or {}

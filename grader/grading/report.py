@@ -14,8 +14,8 @@ import mistune
 from markupsafe import Markup
 from nbformat import NotebookNode
 
-from .messages import Message
-from .metadata import grade_id
+from ..authoring.metadata import grade_id
+from ..messages import Message
 
 STATUS_MARK = {"passed": "✔", "failed": "✘", "timeout": "⏱", "died": "☠", "not-run": "…", "pending": "✎",
                "graded": "✎", "unanswered": "∅"}
@@ -86,7 +86,7 @@ class Report:
     other_errors: list[dict[str, Any]] = field(default_factory=list)
     suspicious: list[str] = field(default_factory=list)  # tampering the static scan found; never scored
     manual: list[ManualResult] = field(default_factory=list)  # graded by hand; apart from score/max_score
-    mistakes: list[dict[str, str]] = field(default_factory=list)  # written-down wrong answers matched (grader.mistakes)
+    mistakes: list[dict[str, str]] = field(default_factory=list)  # wrong answers written down and matched (mistakes)
     answers: dict[str, str] = field(default_factory=dict)  # each autograded exercise's cell as submitted
 
     @property

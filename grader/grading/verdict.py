@@ -11,8 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from ..messages import Message, Say, say
 from .execute import CellRun
-from .messages import Message, Say, say
 from .testcells import KernelCode
 from .tracebacks import raised_at
 from .values import Node, difference
@@ -21,7 +21,7 @@ STATUS = {"ok": "passed", "error": "failed", "timeout": "timeout", "died": "died
 
 
 class CheckReport(BaseModel):
-    """One check as a kernel reports it (``grader.probe``): its number, its actual value, its description."""
+    """One check as a kernel reports it (``grader.grading.probe``): its number, its actual value, its description."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 

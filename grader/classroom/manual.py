@@ -17,10 +17,10 @@ import math
 from pathlib import Path
 from typing import Any
 
+from ..authoring.notebooks import write_atomic
+from ..errors import GraderError, MissingPath
+from ..grading.report import Report, with_summary
 from .batch import COLUMNS, manual_columns, spreadsheet_safe, write_csv
-from .errors import GraderError, MissingPath
-from .notebooks import write_atomic
-from .report import Report, with_summary
 
 NEEDED = ("submission", "grade_id", "points")
 

@@ -4,7 +4,7 @@ Each worker process holds a warm ``KernelSupply``. A worker that dies (killed by
 submission when the sandbox cannot stop it, or by the system) breaks the whole pool:
 the pool is rebuilt and every task that had not finished is retried alone, one by one,
 so only the task that kills its worker loses its result. ``run_on_cluster`` runs the same
-tasks on a Dask cluster instead (``grader.cluster``, the optional ``cluster`` extra).
+tasks on a Dask cluster instead (``grader.classroom.cluster``, the optional ``cluster`` extra).
 """
 
 import os
@@ -13,17 +13,17 @@ from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
-from .errors import ClusterError
-from .execute import Limits
-from .kernels.supply import start_worker_supply
-from .kernels.uids import sweep_orphans
+from ..errors import ClusterError
+from ..grading.execute import Limits
+from ..kernels.supply import start_worker_supply
+from ..kernels.uids import sweep_orphans
 
 R = TypeVar("R")
 
 
 def worker_pool(workers: int | None, limits: Limits, modules: Sequence[str] = ()) -> ProcessPoolExecutor:
     """A process pool of ``workers`` (default: one per core), each with a warm kernel supply whose kernels find
-    ``modules`` imported (``grader.preload``)."""
+    ``modules`` imported (``grader.grading.preload``)."""
     return ProcessPoolExecutor(max(1, workers or os.cpu_count() or 1), initializer=start_worker_supply,
                                initargs=(limits.memory_bytes, tuple(modules)))
 

@@ -2,15 +2,15 @@
 
 A worker's task is a pure function of bytes (``grade_one``): it returns the row, the report and the
 feedback page, and this process writes them, so the same tasks run in the local pool or on a Dask
-cluster (``grader.cluster``).
+cluster (``grader.classroom.cluster``).
 
 A bad submission becomes a row with status "error" and the batch goes on. Re-running
 skips submissions whose report is already there for the same submission, source, limits
 and grader code (a content hash), so an interrupted batch resumes where it stopped. Every
 submission and source is read into memory before any student code runs; the output
-folder, where the cache lives, is out of the kernels' reach (see grader.sandbox). The
+folder, where the cache lives, is out of the kernels' reach (see grader.kernels.sandbox). The
 expected values of each lesson's checks come from one reference run of its solution in this
-process (``grader.reference``), sent to the workers as data.
+process (``grader.grading.reference``), sent to the workers as data.
 """
 
 import contextlib
@@ -28,19 +28,19 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from .api import WrongLesson, grade_notebooks
-from .course import match_source
-from .errors import GraderError, MissingPath, WrongKindOfPath
-from .execute import Limits
-from .generate import student_version
-from .kernels import zygote
-from .kernels.supply import KernelSupply, worker_supply
-from .notebooks import parse_notebook, read_bytes, write_atomic
+from ..authoring.course import match_source
+from ..authoring.generate import student_version
+from ..authoring.notebooks import parse_notebook, read_bytes, write_atomic
+from ..errors import GraderError, MissingPath, WrongKindOfPath
+from ..grading.execute import Limits
+from ..grading.pipeline import WrongLesson, grade_notebooks
+from ..grading.preload import imported_modules
+from ..grading.reference import Reference, grader_digest, reference_for
+from ..grading.report import Report, feedback_html, printable
+from ..kernels import zygote
+from ..kernels.supply import KernelSupply, worker_supply
+from ..timing import phase, phases
 from .pool import run_on_cluster, run_tasks
-from .preload import imported_modules
-from .reference import Reference, grader_digest, reference_for
-from .report import Report, feedback_html, printable
-from .timing import phase, phases
 
 logger = logging.getLogger(__name__)
 
@@ -123,7 +123,7 @@ def _reference(path: Path, source_bytes: bytes, limits: Limits, supply: KernelSu
 
 
 def _imports(used: set[Path], sources: dict[Path, bytes]) -> tuple[str, ...]:
-    """The modules the sources in use import (``grader.preload``), read from the sources as ``_source`` keeps
+    """The modules the sources in use import (``grader.grading.preload``), read from the sources as ``_source`` keeps
     them for the reference runs; a source that cannot be used names none (``_reference`` gives its error)."""
     notebooks = []
     for path in sorted(used):
@@ -268,7 +268,7 @@ def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out
 
     ``scheduler`` (``tcp://HOST:PORT`` or ``local:N``) runs the tasks on a Dask cluster instead of the local pool.
     ``name_mistakes`` runs each source's written-down wrong answers once here, so every report names the ones
-    its answers behave like (``grader.mistakes``). ``timings``, when given, receives each graded submission's
+    its answers behave like (``grader.grading.mistakes``). ``timings``, when given, receives each graded submission's
     seconds per phase (``grader.timing``), writing its files included.
     """
     directory, out = Path(directory), Path(out)

@@ -20,10 +20,10 @@ from typing import Any, TypeVar
 from distributed import Client, KilledWorker, LocalCluster, Worker, WorkerPlugin, as_completed
 from distributed.comm.addressing import parse_address, parse_host_port
 
-from .errors import ClusterError
-from .execute import Limits
-from .kernels.supply import start_worker_supply, stop_worker_supply
-from .kernels.uids import sweep_orphans
+from ..errors import ClusterError
+from ..grading.execute import Limits
+from ..kernels.supply import start_worker_supply, stop_worker_supply
+from ..kernels.uids import sweep_orphans
 
 R = TypeVar("R")
 CONNECT_TIMEOUT = 5.0  # seconds to reach a scheduler before the batch gives up
