@@ -105,13 +105,13 @@ def run_batch(subs: Path, source: Path, out: Path, workers: int, mode: str = "au
     return {Path(r["submission"]).stem: float(r["score"]) for r in rows}
 
 
-def in_this_process(function: Callable[..., T], tasks: Sequence[tuple[Any, ...]], workers: int | None,
+def in_this_process(function: Callable[[Any], T], tasks: Sequence[Any], workers: int | None,
                     limits: Limits, modules: Sequence[str] = ()) -> Iterator[tuple[int, T | BaseException]]:
     """``classroom.pool.run_tasks`` as one worker that is this process: a profiler here sees the worker's code."""
     start_worker_supply(limits.memory_bytes, modules)
     try:
         for index, task in enumerate(tasks):
-            yield index, function(*task)
+            yield index, function(task)
     finally:
         stop_worker_supply()
 

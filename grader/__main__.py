@@ -71,12 +71,13 @@ def cmd_release(args: argparse.Namespace) -> int:
 
 def cmd_batch(args: argparse.Namespace) -> int:
     from .classroom.batch import batch
+    from .classroom.gradebook import Gradebook
 
     rows = batch(args.directory, args.source, args.out, workers=args.workers, limits=_limits(args),
                  scheduler=args.scheduler)
     graded = [r for r in rows if r["status"] == "graded"]
     errors = [r for r in rows if r["status"] != "graded"]
-    print(f"{len(graded)} graded, {len(errors)} with errors -> {Path(args.out) / 'grades.csv'}")
+    print(f"{len(graded)} graded, {len(errors)} with errors -> {Gradebook(Path(args.out)).grades}")
     for row in errors:
         print(f"  {row['submission']}: {row['error']}")
     return 0
@@ -104,11 +105,12 @@ def cmd_store_outputs(args: argparse.Namespace) -> int:
 
 
 def cmd_manual_import(args: argparse.Namespace) -> int:
+    from .classroom.gradebook import Gradebook
     from .classroom.manual import import_marks
 
     rows = import_marks(args.scores, args.out)
     pending = [r for r in rows if r["manual_pending"]]
-    print(f"imported the marks of {args.scores} -> {Path(args.out) / 'grades.csv'}; "
+    print(f"imported the marks of {args.scores} -> {Gradebook(Path(args.out)).grades}; "
           f"{len(pending)} submission(s) still pending")
     return 0
 

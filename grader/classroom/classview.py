@@ -29,9 +29,9 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from ..errors import MissingPath
+from ..authoring.notebooks import write_atomic
 from ..grading.report import _template, first_line
-from .batch import spreadsheet_safe, write_atomic
+from .gradebook import Gradebook, spreadsheet_safe
 
 K_GRAM, WINDOW = 5, 4
 DEFAULT_THRESHOLD = 0.8
@@ -204,10 +204,10 @@ def gradebooks(saved: list[dict[str, Any]]) -> tuple[str, str]:
 
 def load(out: Path) -> list[dict[str, Any]]:
     """Every saved report of a batch (row and report), sorted by submission; one that cannot be read is skipped."""
-    if not (out / "reports").is_dir():
-        raise MissingPath(f"{out / 'reports'} does not exist: pass the --out folder of a batch")
+    book = Gradebook(out)
+    book.require_reports()
     saved = []
-    for path in sorted((out / "reports").glob("*.json")):
+    for path in book.report_files():
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -217,20 +217,12 @@ def load(out: Path) -> list[dict[str, Any]]:
     return sorted(saved, key=lambda s: s["row"].get("submission", ""))
 
 
-def _times(out: Path) -> dict[str, float]:
-    try:
-        with (out / "times.csv").open(encoding="utf-8", newline="") as handle:
-            return {row["submission"]: float(row["seconds"]) for row in csv.DictReader(handle)}
-    except (OSError, KeyError, ValueError, csv.Error):
-        return {}
-
-
 def write_class_report(out: str | Path, threshold: float = DEFAULT_THRESHOLD) -> list[Path]:
     """Write class.html, canvas.csv and moodle.csv into ``out`` from its reports; returns their paths."""
     out = Path(out)
     saved = load(out)
     view = ClassView(saved, threshold)
-    times = _times(out)
+    times = Gradebook(out).read_times()
     percentages = view.percentages()
     page = _template("class.html.j2").render(
         submissions=len(saved), graded=len(view.graded), errors=[s["row"] for s in saved if s not in view.graded],

@@ -170,12 +170,17 @@ def run_task(kind: str, args: tuple[Path, ...], limits: Limits = DEFAULT_LIMITS)
         return [str(error)]
 
 
+def _run(task: tuple[str, tuple[Path, ...], Limits]) -> list[str]:
+    """``run_task`` on one record of the pool (kind, args, limits)."""
+    return run_task(*task)
+
+
 def check_tasks(tasks: Sequence[Task], workers: int | None = None, limits: Limits = DEFAULT_LIMITS,
                 modules: Sequence[str] = ()) -> dict[Task, list[str]]:
     """Run the given checks in parallel (one pool, warm kernels that find ``modules`` imported); each task's
     problems."""
     found: dict[Task, list[str]] = {}
-    for index, result in run_tasks(run_task, [(*task, limits) for task in tasks], workers, limits, modules):
+    for index, result in run_tasks(_run, [(*task, limits) for task in tasks], workers, limits, modules):
         if isinstance(result, BaseException):
             raise result
         found[tasks[index]] = result

@@ -84,6 +84,23 @@ def test_layers_import_only_downward():
     assert not _upward_imports("grader.classroom.batch", "from ..grading.report import Report\nfrom . import pool")
 
 
+def test_the_grades_folder_is_spelled_in_the_gradebook_alone():
+    files = {"reports", "feedback", "grades.csv", "times.csv"}
+    joins = {}  # module -> the grades folder's names it joins onto a path (``out / "reports"``)
+    for path in (ROOT / "grader").rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found = {node.right.value for node in ast.walk(tree) if isinstance(node, ast.BinOp)
+                 and isinstance(node.op, ast.Div) and isinstance(node.right, ast.Constant)
+                 and node.right.value in files}
+        if found:
+            joins[path.relative_to(ROOT).as_posix()] = found
+    assert joins == {"grader/classroom/gradebook.py": files}
+    for name in ("manual", "classview"):  # they read and write the grades folder through the gradebook, not batch
+        source = (ROOT / "grader" / "classroom" / f"{name}.py").read_text(encoding="utf-8")
+        imported = {node.module for node in ast.walk(ast.parse(source)) if isinstance(node, ast.ImportFrom)}
+        assert "gradebook" in imported and "batch" not in imported, name
+
+
 def test_course_folder_knowledge_lives_in_grader_course(tmp_path):
     from grader.authoring.course import is_lesson, lessons, match_source
 

@@ -29,7 +29,8 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from grader.authoring.generate import student_version
 from grader.authoring.notebooks import MAX_DEPTH, dumps, read_notebook
-from grader.classroom.batch import batch, spreadsheet_safe, write_csv
+from grader.classroom.batch import batch
+from grader.classroom.gradebook import spreadsheet_safe, write_csv
 from grader.grading.execute import Limits, execute
 from grader.grading.pipeline import grade_notebooks
 from grader.grading.report import printable

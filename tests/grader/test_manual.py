@@ -10,6 +10,7 @@ import pytest
 
 import grader.authoring.notebooks
 import grader.classroom.batch
+import grader.classroom.gradebook
 import grader.grading.pipeline
 from grader.__main__ import main
 from grader.authoring.generate import TEXT_STUB, student_version
@@ -126,7 +127,7 @@ def test_course_check_leaves_manual_cells_out_of_full_marks_and_zero(tmp_path):
 def test_batch_lists_pending_manual_points(graded):
     root, _ = graded
     rows = rows_of(root / "out" / "grades.csv")
-    assert list(next(iter(rows.values()))) == list(grader.classroom.batch.COLUMNS)
+    assert list(next(iter(rows.values()))) == list(grader.classroom.gradebook.COLUMNS)
     ana, blank = rows["ana.ipynb"], rows["blank.ipynb"]
     assert (ana["score"], ana["max_score"], ana["manual_pending"], ana["manual_max"]) == ("2", "2", "explain:3", "3")
     assert (ana["manual_score"], ana["total_score"], ana["total_max"]) == ("", "", "5")
