@@ -12,7 +12,8 @@ import time
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from grader.grading.report import Report, TestResult, feedback_html
+from grader.grading.report import Report, TestResult
+from grader.pages import feedback_html
 
 
 def main(pages: int = 20) -> None:

@@ -41,7 +41,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     from .authoring.notebooks import read_notebook
     from .authoring.release import is_release
     from .grading.pipeline import grade_notebooks
-    from .grading.report import feedback_html
+    from .pages import feedback_html
 
     submission = Path(args.submission)
     if args.source and Path(args.source).is_dir():

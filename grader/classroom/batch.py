@@ -31,9 +31,10 @@ from ..grading.execute import Limits
 from ..grading.pipeline import WrongLesson, grade_notebooks
 from ..grading.preload import imported_modules
 from ..grading.reference import Reference, reference_for
-from ..grading.report import Report, feedback_html
+from ..grading.report import Report
 from ..kernels import zygote
 from ..kernels.supply import KernelSupply, worker_supply
+from ..pages import feedback_html
 from ..timing import phase, phases
 from .gradebook import COLUMNS, Gradebook, cache_key, manual_columns, slug
 from .pool import run_on_cluster, run_tasks

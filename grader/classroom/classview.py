@@ -16,7 +16,6 @@ many, is not a copy. Pairs at or above the threshold are listed.
 Answers left as the stub are not in the reports (``Report.answers``), so two blank submissions are not a pair.
 """
 
-import base64
 import csv
 import hashlib
 import io
@@ -30,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from ..authoring.notebooks import write_atomic
-from ..grading.report import _template, first_line
+from ..grading.report import first_line
+from ..pages import class_html, score_plot
 from .gradebook import Gradebook, spreadsheet_safe
 
 K_GRAM, WINDOW = 5, 4
@@ -150,25 +150,6 @@ class ClassView:
                       key=lambda pair: (-pair[2], pair[0], pair[1]))
 
 
-def _plot(percentages: list[float]) -> str:
-    """The score distribution as a PNG, base64 (the same bytes for the same scores).
-
-    A bare ``Figure``, as matplotlib advises for web servers: no pyplot, no backend, no global state.
-    """
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=(6, 2.6), dpi=100)
-    axes = figure.subplots()
-    axes.hist(percentages, bins=list(range(0, 101, 10)), color="#4a7ab5", edgecolor="white")
-    axes.set_xlabel("score (% of the autograded points)")
-    axes.set_ylabel("submissions")
-    axes.set_xlim(0, 100)
-    figure.tight_layout()
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", metadata={"Software": None})
-    return base64.b64encode(buffer.getvalue()).decode()
-
-
 def _assignment(saved: dict[str, Any]) -> str:
     return Path(saved["row"].get("source", "") or "assignment").stem
 
@@ -224,9 +205,9 @@ def write_class_report(out: str | Path, threshold: float = DEFAULT_THRESHOLD) ->
     view = ClassView(saved, threshold)
     times = Gradebook(out).read_times()
     percentages = view.percentages()
-    page = _template("class.html.j2").render(
+    page = class_html(
         submissions=len(saved), graded=len(view.graded), errors=[s["row"] for s in saved if s not in view.graded],
-        plot=_plot(percentages) if percentages else "",
+        plot=score_plot(percentages) if percentages else "",
         median=f"{statistics.median(percentages):.0f}" if percentages else "-",
         exercises=view.exercises(), tests=view.tests(), flagged=view.flagged(),
         pairs=[(a, b, f"{100 * score:.0f}") for a, b, score in view.pairs()], threshold=f"{100 * threshold:.0f}",

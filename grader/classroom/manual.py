@@ -19,7 +19,8 @@ from typing import Any
 
 from ..authoring.notebooks import write_atomic
 from ..errors import GraderError, MissingPath
-from ..grading.report import Report, with_summary
+from ..grading.report import Report
+from ..pages import with_summary
 from .gradebook import COLUMNS, Gradebook, manual_columns, spreadsheet_safe, write_saved
 
 NEEDED = ("submission", "grade_id", "points")

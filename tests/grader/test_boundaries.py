@@ -101,6 +101,20 @@ def test_the_grades_folder_is_spelled_in_the_gradebook_alone():
         assert "gradebook" in imported and "batch" not in imported, name
 
 
+def test_a_report_is_data_and_the_pages_render_it():
+    imported = {}  # module -> the top-level names it imports from
+    private = []  # a private name one grader module takes from another
+    for path in (ROOT / "grader").rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        nodes = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+        imported[path.stem] = {(n.module or "").split(".")[0] for n in nodes if not n.level} | {
+            a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        private += [f"{path.stem}: {a.name}" for n in nodes if n.level for a in n.names if a.name.startswith("_")]
+    assert not {"jinja2", "mistune", "markupsafe"} & imported["report"]
+    assert {"jinja2", "mistune", "markupsafe"} <= imported["pages"]
+    assert private == []
+
+
 def test_course_folder_knowledge_lives_in_grader_course(tmp_path):
     from grader.authoring.course import is_lesson, lessons, match_source
 
@@ -200,7 +214,8 @@ def test_the_feedback_template_ships_with_the_package_and_escapes():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     assert "templates/*.j2" in project["tool"]["setuptools"]["package-data"]["grader"]
     assert (ROOT / "grader" / "templates" / "feedback.html.j2").exists()
-    from grader.grading.report import Report, TestResult, feedback_html
+    from grader.grading.report import Report, TestResult
+    from grader.pages import feedback_html
 
     failed = TestResult("t", 0, 1, "failed", "<img src=x onerror=1>")
     report = Report("<b>alice<b>.ipynb", "s.ipynb", exercises=[failed])

@@ -307,7 +307,8 @@ def test_the_stdin_channel_cannot_be_flooded_and_input_fails_at_once(first):
 
 
 def test_the_feedback_page_stays_small(tmp_path):
-    from grader.grading.report import PAGE_CHARS, Report, feedback_html
+    from grader.grading.report import Report
+    from grader.pages import PAGE_CHARS, feedback_html
 
     nb = new_notebook(cells=[new_code_cell("x", outputs=[nbformat.v4.new_output("stream", name="stdout",
                                                                               text="q" * 200_000)])

@@ -19,7 +19,7 @@ from grader.classroom.batch import batch
 from grader.classroom.course_check import check_solution, check_student
 from grader.grading.execute import Limits
 from grader.grading.pipeline import grade_notebooks
-from grader.grading.report import feedback_html
+from grader.pages import feedback_html
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
 

@@ -17,7 +17,8 @@ from grader.classroom.batch import batch
 from grader.grading.execute import Limits
 from grader.grading.mistakes import mistake_table, wrong_answers
 from grader.grading.pipeline import grade_notebooks
-from grader.grading.report import Report, feedback_html
+from grader.grading.report import Report
+from grader.pages import feedback_html
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
 

@@ -303,7 +303,8 @@ def test_check_flags_a_stub_that_earns_points_and_a_solution_that_does_not(tmp_p
 
 
 def test_feedback_page_never_trusts_student_html():
-    from grader.grading.report import Report, feedback_html
+    from grader.grading.report import Report
+    from grader.pages import feedback_html
 
     nb = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_markdown_cell("# Mi respuesta <script>alert(1)</script>"),
@@ -317,7 +318,8 @@ def test_feedback_page_never_trusts_student_html():
 
 def test_feedback_page_makes_failed_tests_stand_out_in_spanish():
     from grader.grading.pipeline import grade_notebooks
-    from grader.grading.report import ManualResult, Report, TestResult, feedback_html
+    from grader.grading.report import ManualResult, Report, TestResult
+    from grader.pages import feedback_html
 
     report, feedback_nb = grade_notebooks(source(), read_notebook(FIXTURES / "submissions" / "partial.ipynb"))
     page = feedback_html(report, feedback_nb)
@@ -364,8 +366,9 @@ def test_notebook_budget_marks_the_rest_as_not_run():
 
 
 def test_the_feedback_page_says_the_graders_own_words_in_spanish():
-    from grader.grading.report import Report, TestResult, feedback_html
+    from grader.grading.report import Report, TestResult
     from grader.messages import Say, say
+    from grader.pages import feedback_html
 
     messages = {"t_slow": ("timeout", say(Say.TIMEOUT, seconds=3)), "t_dead": ("died", say(Say.DIED)),
                 "t_hidden": ("failed", say(Say.IN_HIDDEN, ename="AssertionError"))}
