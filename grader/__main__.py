@@ -2,15 +2,17 @@
 release | check``."""
 
 import argparse
+import dataclasses
 import logging
 import sys
 import warnings
 from pathlib import Path
+from typing import Any
 
 from .authoring.course import SOLUTIONS, STUDENT
 from .authoring.notebooks import write_atomic
 from .errors import GraderError, WrongKindOfPath
-from .grading.execute import Limits
+from .grading.execute import DEFAULT_LIMITS, Limits
 
 QUIET_LOGGERS = ("jupyter_client", "nbclient", "traitlets", "asyncio", "tornado", "distributed")
 """Libraries whose warnings (a kernel that did not answer in time...) the user sees only with -v."""
@@ -18,7 +20,11 @@ logger = logging.getLogger("grader")
 
 
 def _limits(args: argparse.Namespace) -> Limits:
-    return Limits(cell_timeout=args.timeout, notebook_timeout=args.budget, memory_bytes=int(args.memory * 2 ** 20))
+    """The limits the command line gives: each field of ``Limits`` from its flag, in the flag's unit."""
+    given = {f.name: getattr(args, f.name) * f.metadata.get("unit", 1) for f in dataclasses.fields(Limits)}
+    typed: dict[str, Any] = {name: int(value) if isinstance(getattr(DEFAULT_LIMITS, name), int) else float(value)
+                             for name, value in given.items()}
+    return Limits(**typed)
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
@@ -139,9 +145,13 @@ def parser() -> argparse.ArgumentParser:
     sub = top.add_subparsers(dest="command", required=True)
 
     def with_limits(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
-        p.add_argument("--timeout", type=float, default=30, help="seconds per cell (default 30)")
-        p.add_argument("--budget", type=float, default=600, help="seconds per notebook (default 600)")
-        p.add_argument("--memory", type=float, default=2048, help="kernel memory limit in MiB (default 2048)")
+        for f in dataclasses.fields(Limits):  # one flag per limit, its default the field's
+            unit = f.metadata.get("unit", 1)
+            default = getattr(DEFAULT_LIMITS, f.name) / unit if unit != 1 else getattr(DEFAULT_LIMITS, f.name)
+            flag = f.metadata["flag"]
+            p.add_argument(flag, dest=f.name, metavar=flag.lstrip("-").upper().replace("-", "_"), default=default,
+                           type=float if unit != 1 or isinstance(default, float) else int,
+                           help=f"{f.metadata['help']} (default {default:g})")
         return p
 
     p = sub.add_parser("generate", help="write student/ from solutions/")

@@ -55,13 +55,16 @@ COALESCE = CoalesceStreamsPreprocessor()  # a cell's consecutive prints as one o
 
 @dataclass(frozen=True)
 class Limits:
-    """The limits a notebook runs under; every one is configurable."""
+    """The limits a notebook runs under; each field's flag and help build the command line (``grader.__main__``)."""
 
-    cell_timeout: float = 30.0
-    notebook_timeout: float = 600.0
-    memory_bytes: int = 2 * 1024 ** 3
-    output_bytes: int = 200_000
-    interrupt_grace: float = 3.0
+    cell_timeout: float = field(default=30.0, metadata={"flag": "--timeout", "help": "seconds per cell"})
+    notebook_timeout: float = field(default=600.0, metadata={"flag": "--budget", "help": "seconds per notebook"})
+    memory_bytes: int = field(default=2 * 1024 ** 3, metadata={
+        "flag": "--memory", "help": "kernel memory limit in MiB", "unit": 2 ** 20})
+    output_bytes: int = field(default=200_000, metadata={
+        "flag": "--output-bytes", "help": "characters of output kept per cell, the rest dropped and counted"})
+    interrupt_grace: float = field(default=3.0, metadata={
+        "flag": "--interrupt-grace", "help": "seconds a cell past its timeout has to stop once interrupted"})
 
 
 DEFAULT_LIMITS = Limits()

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from types import FrameType, ModuleType
 
 from ..errors import SandboxError
+from ..settings import settings
 from . import sandbox
 from .folders import run_folder
 
@@ -38,7 +39,7 @@ START_TIMEOUT = 120.0  # seconds for the zygote to import everything
 
 def enabled() -> bool:
     """Whether kernels are forked from a zygote (``GRADER_ZYGOTE``, default 1)."""
-    return os.environ.get("GRADER_ZYGOTE", "1") != "0"
+    return settings().zygote_enabled
 
 
 def start_in_process(command: list[str], env: dict[str, str]) -> None:
