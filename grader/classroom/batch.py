@@ -36,7 +36,7 @@ from ..kernels import zygote
 from ..kernels.supply import KernelSupply, worker_supply
 from ..pages import feedback_html
 from ..timing import phase, phases
-from .gradebook import COLUMNS, Gradebook, cache_key, manual_columns, slug
+from .gradebook import COLUMNS, Gradebook, RowStatus, cache_key, manual_columns, slug
 from .pool import run_on_cluster, run_tasks
 
 logger = logging.getLogger(__name__)
@@ -124,7 +124,8 @@ def _unnamed(error: str, submission: Path, root: Path) -> str:
 
 def _error_row(submission: Path, root: Path, error: str) -> dict[str, str]:
     """A submission's CSV row before (or instead of) its grade: status error, every other column empty."""
-    return {**dict.fromkeys(COLUMNS, ""), "submission": str(submission.relative_to(root)), "status": "error",
+    return {**dict.fromkeys(COLUMNS, ""), "submission": str(submission.relative_to(root)),
+            "status": RowStatus.ERROR,
             "error": _unnamed(error, submission, root), "cached": "no"}
 
 
@@ -166,13 +167,13 @@ def grade_one(task: Task) -> Graded:
                                              (str(source), row["submission"]), _reference_of(task.reference))
             with phase("report"):
                 data = report.to_dict()
-                row.update(score=f"{report.score:g}", max_score=f"{report.max_score:g}", status="graded",
+                row.update(score=f"{report.score:g}", max_score=f"{report.max_score:g}", status=RowStatus.GRADED,
                            tampered=" ".join(f"{t['grade_id']}:{t['problem']}" for t in report.tampered),
                            suspicious=" ".join(report.suspicious), **manual_columns(data))
                 page = feedback_html(report, feedback_nb)
         return Graded(row, data, page, time.perf_counter() - start, record)
     except WrongLesson as error:
-        row.update(status="wrong-lesson", error=_unnamed(str(error), submission, root))
+        row.update(status=RowStatus.WRONG_LESSON, error=_unnamed(str(error), submission, root))
     except (GraderError, OSError) as error:
         row["error"] = _unnamed(str(error), submission, root)
     except Exception as error:  # noqa: BLE001 - one submission never stops the batch

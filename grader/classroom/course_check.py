@@ -14,7 +14,7 @@ from ..authoring.generate import stamped, student_version
 from ..authoring.metadata import grade_id, is_solution, metadata_problems, tags
 from ..authoring.notebooks import dumps, read_notebook, tidy, write_atomic
 from ..errors import GraderError
-from ..grading.execute import DEFAULT_LIMITS, Limits, execute
+from ..grading.execute import DEFAULT_LIMITS, CellStatus, Limits, execute
 from ..grading.mistakes import wrong_answers
 from ..grading.pipeline import grade_notebooks
 from ..grading.preload import imported_modules
@@ -44,9 +44,9 @@ def check_guided(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[str]:
     for run in runs:
         cell = nb.cells[run.index]
         expects_error = RAISES_TAG in tags(cell)
-        if expects_error and run.status == "ok":
+        if expects_error and run.status == CellStatus.OK:
             problems.append(f"{path}: cell {run.index} is tagged {RAISES_TAG} but ran without error")
-        elif not run.ok and not (expects_error and run.status == "error"):
+        elif not run.ok and not (expects_error and run.status == CellStatus.ERROR):
             problems.append(f"{path}: cell {run.index} failed: {run.summary}")
         elif run.index in stored and _text(cell.outputs) != stored[run.index]:
             problems.append(f"{path}: cell {run.index} printed something other than its stored output")

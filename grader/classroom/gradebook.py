@@ -8,6 +8,7 @@ reads is spreadsheet-safe; every file is written atomically. ``batch`` writes th
 """
 
 import csv
+import enum
 import hashlib
 import io
 import json
@@ -27,6 +28,14 @@ COLUMNS = ("submission", "source", "score", "max_score", "status", "error", "tam
 """score/max_score are the autograded points only; the manual_* columns are the cells graded by hand
 (``manual_pending`` lists ``grade_id:points`` still to grade); total_* is filled once nothing is pending."""
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+class RowStatus(enum.StrEnum):
+    """A grades.csv row's status: graded, not graded (why: the error column), or graded against no lesson of its."""
+
+    GRADED = "graded"
+    ERROR = "error"
+    WRONG_LESSON = "wrong-lesson"
 
 
 def spreadsheet_safe(value: Any) -> str:

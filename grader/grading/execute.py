@@ -20,6 +20,7 @@ Every limit is a mark on one cell, never the end of the run:
 """
 
 import asyncio
+import enum
 import logging
 import math
 from collections.abc import Mapping
@@ -69,12 +70,22 @@ class Limits:
 
 DEFAULT_LIMITS = Limits()
 
+
+class CellStatus(enum.StrEnum):
+    """How one cell's run ended (a ``StrEnum``: JSON and printed text show the word itself)."""
+
+    OK = "ok"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    DIED = "died"
+    NOT_RUN = "not-run"
+
 @dataclass
 class CellRun:
     """What happened when one cell ran: ok, or the one-line reason it failed."""
 
     index: int
-    status: str  # "ok", "error", "timeout", "died", "not-run"
+    status: CellStatus
     ename: str = ""
     evalue: str = ""
     traceback: list[str] = field(default_factory=list, repr=False)
@@ -84,12 +95,12 @@ class CellRun:
 
     @property
     def ok(self) -> bool:
-        return self.status == "ok"
+        return self.status == CellStatus.OK
 
     @property
     def summary(self) -> str:
         """One line: exception type and message, or the limit that stopped the cell."""
-        if self.status == "ok":
+        if self.status == CellStatus.OK:
             return ""
         if self.message is not None:
             return self.message.english()
@@ -160,15 +171,15 @@ class CellOutputs(NotebookClient):
 def _run_of(index: int, reply: dict[str, Any]) -> CellRun:
     """The cell's outcome as the kernel's execute_reply states it."""
     if reply.get("status") == "ok":
-        return CellRun(index, "ok")
+        return CellRun(index, CellStatus.OK)
     traceback = [str(line)[:KEPT_CHARS] for line in (reply.get("traceback") or [])[-KEPT_FRAMES:]]
     ename, evalue = str(reply.get("ename") or "Error")[:200], str(reply.get("evalue") or "")[:KEPT_CHARS]
     if ename == STDIN_ENAME:
-        return _failed(index, "error", say(Say.STDIN))
-    return CellRun(index, "error", ename, evalue, traceback)
+        return _failed(index, CellStatus.ERROR, say(Say.STDIN))
+    return CellRun(index, CellStatus.ERROR, ename, evalue, traceback)
 
 
-def _failed(index: int, status: str, message: Message) -> CellRun:
+def _failed(index: int, status: CellStatus, message: Message) -> CellRun:
     """A cell the grader marks failed, with its reason from the catalog (``grader.messages``)."""
     ename, _, evalue = message.english().partition(": ")
     return CellRun(index, status, ename, evalue, message=message)
@@ -202,7 +213,7 @@ async def _run_cell(kernel: Kernel, outputs: CellOutputs, cell: NotebookNode, in
     the kernel was restarted. Outputs go to ``cell`` unless ``part`` is "hidden"."""
     outputs.start(part)
     if not code.strip():
-        return CellRun(index, "ok"), False
+        return CellRun(index, CellStatus.OK), False
     if part == "cell":
         cell.outputs = []
     outputs.kc = kernel.kc  # nbclient's comm handling reads it
@@ -216,15 +227,15 @@ async def _run_cell(kernel: Kernel, outputs: CellOutputs, cell: NotebookNode, in
     seconds = max(1, math.ceil(timeout))
     match answer.outcome:
         case Outcome.REFUSED:  # the kernel lives on; only its reply was too big to read
-            return _failed(index, "error", say(Say.REFUSED, mib=REFUSED_MIB)), False
+            return _failed(index, CellStatus.ERROR, say(Say.REFUSED, mib=REFUSED_MIB)), False
         case Outcome.DIED:
             await kernel.restart()
-            return _failed(index, "died", say(Say.DIED)), True
+            return _failed(index, CellStatus.DIED, say(Say.DIED)), True
         case Outcome.STUCK:
             await kernel.restart()
-            return _failed(index, "timeout", say(Say.TIMEOUT, seconds=seconds)), True
+            return _failed(index, CellStatus.TIMEOUT, say(Say.TIMEOUT, seconds=seconds)), True
         case Outcome.TIMEOUT:
-            return _failed(index, "timeout", say(Say.TIMEOUT, seconds=seconds)), False
+            return _failed(index, CellStatus.TIMEOUT, say(Say.TIMEOUT, seconds=seconds)), False
     run = _run_of(index, answer.reply)
     run.reports = outputs.reports
     return run, False
@@ -278,7 +289,7 @@ async def run_notebook(nb: NotebookNode, limits: Limits = DEFAULT_LIMITS, supply
                 continue
             left = deadline - monotonic()
             if left <= 0:
-                runs.append(_failed(index, "not-run", say(Say.BUDGET, seconds=f"{limits.notebook_timeout:g}")))
+                runs.append(_failed(index, CellStatus.NOT_RUN, say(Say.BUDGET, seconds=f"{limits.notebook_timeout:g}")))
                 continue
             timeout = min(limits.cell_timeout, left)
             if index in tests:

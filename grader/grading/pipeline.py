@@ -20,7 +20,7 @@ from .execute import DEFAULT_LIMITS, CellRun, Limits, execute
 from .hidden import Scrubber
 from .mistakes import mistake_table, name_mistakes, tests_of
 from .reference import Reference, reference_for, reported
-from .report import ManualResult, Report, TestResult, result_line
+from .report import ManualResult, Report, TestResult, TestStatus, result_line
 from .scan import scan_cells
 from .testcells import KernelCode, rewrite_tests
 from .verdict import judge
@@ -48,7 +48,8 @@ def _results(source: NotebookNode, assembly: Assembly, runs: list[CellRun], code
             worth = points(test_cells[gid])
             status, feedback = judge(codes[gid], run, reference.expected.get(gid, {}))
             message = feedback if isinstance(feedback, Message) else None
-            report_parts["exercises"].append(TestResult(gid, worth if status == "passed" else 0.0, worth, status,
+            earned = worth if status == TestStatus.PASSED else 0.0
+            report_parts["exercises"].append(TestResult(gid, earned, worth, status,
                                                         message.english() if message else str(feedback), message,
                                                         exercise_of_test.get(gid, "")))
         elif not run.ok:

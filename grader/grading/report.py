@@ -1,11 +1,33 @@
 """A grade report as data: one row per test cell, the score, what was tampered; its JSON and its text table."""
 
+import enum
 import json
 import unicodedata
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..messages import Message
+
+
+class TestStatus(enum.StrEnum):
+    """How a test cell was graded (a ``StrEnum``: JSON, CSV and printed text show the word itself)."""
+
+    __test__ = False  # not a pytest class
+
+    PASSED = "passed"
+    FAILED = "failed"
+    TIMEOUT = "timeout"
+    DIED = "died"
+    NOT_RUN = "not-run"
+
+
+class ManualStatus(enum.StrEnum):
+    """Where a manually graded cell stands."""
+
+    PENDING = "pending"
+    GRADED = "graded"
+    UNANSWERED = "unanswered"
+
 
 STATUS_MARK = {"passed": "✔", "failed": "✘", "timeout": "⏱", "died": "☠", "not-run": "…", "pending": "✎",
                "graded": "✎", "unanswered": "∅"}
@@ -29,7 +51,7 @@ class TestResult:
     grade_id: str
     points: float
     max_points: float
-    status: str  # passed | failed | timeout | died | not-run
+    status: TestStatus
     feedback: str = ""  # one line, in English when the grader wrote it (``message``)
     message: Message | None = None  # the grader's own words, rendered in Spanish on the page
     exercise: str = ""  # the exercise (solution cell grade_id) this test belongs to, if any
@@ -50,10 +72,10 @@ class ManualResult:
     unanswered: bool = False  # the stub, untouched (or nothing at all): 0 points until a mark says otherwise
 
     @property
-    def status(self) -> str:
+    def status(self) -> ManualStatus:
         if self.points is None:
-            return "pending"
-        return "unanswered" if self.unanswered else "graded"
+            return ManualStatus.PENDING
+        return ManualStatus.UNANSWERED if self.unanswered else ManualStatus.GRADED
 
     def mark(self, points: float) -> None:
         """The instructor's mark for this cell."""
@@ -107,8 +129,8 @@ class Report:
     def from_dict(cls, data: dict[str, Any]) -> "Report":
         """The report ``to_dict`` gave (a saved report); the derived keys (score, statuses) are computed again."""
         return cls(submission=data["submission"], source=data["source"],
-                   exercises=[TestResult(r["grade_id"], r["points"], r["max_points"], r["status"], r["feedback"],
-                                         Message.from_dict(r["message"]) if r.get("message") else None,
+                   exercises=[TestResult(r["grade_id"], r["points"], r["max_points"], TestStatus(r["status"]),
+                                         r["feedback"], Message.from_dict(r["message"]) if r.get("message") else None,
                                          r.get("exercise", "")) for r in data.get("exercises", [])],
                    tampered=list(data.get("tampered", [])), notes=list(data.get("notes", [])),
                    solution_errors=list(data.get("solution_errors", [])),
@@ -169,7 +191,7 @@ def first_line(markdown: str) -> str:
 def comment(result: TestResult, report: "Report") -> str:
     """A test's comment as the student reads it: when the exercise's own cell failed (a SyntaxError...), that
     error, not what it caused in the test; else its feedback in Spanish."""
-    if result.status != "passed" and result.exercise:
+    if result.status != TestStatus.PASSED and result.exercise:
         error = next((e["error"] for e in report.solution_errors if e.get("grade_id") == result.exercise), None)
         if error:
             return f"tu celda {result.exercise} falló antes de este test: {error}"

@@ -115,6 +115,33 @@ def test_a_report_is_data_and_the_pages_render_it():
     assert private == []
 
 
+def test_statuses_are_str_enums_that_read_and_print_as_their_word():
+    import csv
+    import io
+    import json
+
+    from grader.classroom.gradebook import RowStatus
+    from grader.grading.execute import CellStatus
+    from grader.grading.report import ManualResult, ManualStatus, Report, TestResult, TestStatus
+
+    words = {CellStatus: ["ok", "error", "timeout", "died", "not-run"],
+             TestStatus: ["passed", "failed", "timeout", "died", "not-run"],
+             ManualStatus: ["pending", "graded", "unanswered"], RowStatus: ["graded", "error", "wrong-lesson"]}
+    for kind, expected in words.items():
+        assert [str(member) for member in kind] == expected and [f"{m}" for m in kind] == expected
+        assert json.dumps(list(kind)) == json.dumps(expected)
+        buffer = io.StringIO()
+        csv.writer(buffer).writerow(list(kind))
+        assert buffer.getvalue().strip() == ",".join(expected)
+    report = Report("a.ipynb", "s.ipynb", exercises=[TestResult("t", 0, 1, TestStatus.NOT_RUN)],
+                    manual=[ManualResult("m", 2)])
+    data = report.to_dict()
+    assert json.loads(report.to_json()) == data and data["exercises"][0]["status"] == "not-run"
+    assert data["manual"][0]["status"] == "pending" and type(json.loads(report.to_json())["manual"][0]["status"]) is str
+    again = Report.from_dict(data)
+    assert again.exercises[0].status is TestStatus.NOT_RUN and again.manual[0].status is ManualStatus.PENDING
+
+
 def test_course_folder_knowledge_lives_in_grader_course(tmp_path):
     from grader.authoring.course import is_lesson, lessons, match_source
 
