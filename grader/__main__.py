@@ -43,9 +43,10 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    from .authoring.course import course_root, match_source
+    from .authoring.course import match_source
     from .authoring.notebooks import read_notebook
     from .authoring.release import is_release
+    from .course_config import course_root
     from .grading.pipeline import grade_notebooks
     from .pages import feedback_html
 
@@ -67,8 +68,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 
 def cmd_release(args: argparse.Namespace) -> int:
-    from .authoring.course import course_root
     from .authoring.release import release
+    from .course_config import course_root
 
     out = release(Path(args.root) if args.root else course_root(), args.out)
     print(f"wrote the student release to {out} (no solutions, no hidden tests; grade there on the visible tests)")

@@ -58,11 +58,6 @@ def student_path(root: Path, source: Path) -> Path:
     return root / STUDENT / source.name
 
 
-def course_root() -> Path:
-    """The installed course's folder: the checkout this grader package lives in, wherever the command runs."""
-    return Path(__file__).resolve().parents[2]
-
-
 def graded_ids(nb: NotebookNode) -> frozenset[str]:
     """The grade_ids of a notebook's graded and answer cells: what tells one lesson from another."""
     return frozenset(gid for cell in nb.cells if (gid := grade_id(cell)) and (is_grade(cell) or is_solution(cell)))

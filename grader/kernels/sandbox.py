@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from importlib.util import find_spec
 from types import FrameType
 
+from ..course_config import course_packages
 from ..errors import SandboxSetupError
 
 KERNEL_ENV = {
@@ -40,7 +41,6 @@ KERNEL_ENV = {
     "TMPDIR": "/tmp",
     "PYTHONNOUSERSITE": "1",
 }
-COURSE_PACKAGES = ("handoffs", "reservo_tools", "grader")  # what a kernel may read besides Python itself
 SYSTEM_PATHS = ("/usr", "/etc", "/bin", "/lib", "/lib32", "/lib64", "/sbin")
 DEVICES = ("null", "zero", "full", "random", "urandom")
 TMP_SIZE = "size=64m"  # the private /tmp and /dev/shm live in memory: keep them small
@@ -81,9 +81,10 @@ def mount(source: str | None, target: str, fstype: str | None, flags: int, data:
 
 
 def readable_paths() -> list[str]:
-    """What the kernel must read: the system, this Python and its environment, the course's packages."""
+    """What the kernel must read: the system, this Python and its environment, the grader and the course's packages
+    (``course_config``)."""
     paths = [*SYSTEM_PATHS, sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable))]
-    for name in COURSE_PACKAGES:
+    for name in ("grader", *course_packages()):
         spec = find_spec(name)
         if spec is not None and spec.origin:
             paths.append(os.path.dirname(spec.origin) if spec.submodule_search_locations else spec.origin)

@@ -23,13 +23,14 @@ import sys
 from collections.abc import Sequence
 from types import FrameType, ModuleType
 
+from ..course_config import course_packages
 from ..errors import SandboxError
 from ..settings import settings
 from . import sandbox
 from .folders import run_folder
 
 PRELOAD = ("ipykernel.kernelapp", "ipykernel.ipkernel", "ipykernel.zmqshell", "ipykernel.debugger", "IPython",
-           "IPython.core.debugger", "handoffs", "reservo_tools", "grader",
+           "IPython.core.debugger", "grader",
            # what a kernel imports as it starts and at its first check
            "IPython.core.completerlib", "IPython.core.oinspect", "IPython.extensions.storemagic", "faulthandler",
            "tornado.platform.asyncio", "concurrent.futures.thread", "grader.grading.probe", "grader.kernels.ipython")
@@ -98,7 +99,7 @@ def serve(fd: int, parent: int) -> None:
         os._exit(1)
     if sys.path and sys.path[0] in ("", os.getcwd()):  # as ipykernel_launcher does; the kernel adds its own
         del sys.path[0]
-    for name in PRELOAD:
+    for name in (*PRELOAD, *course_packages()):  # and the course's own packages (``course_config``)
         importlib.import_module(name)
     signal.signal(signal.SIGCHLD, _reap)
     channel = socket.socket(fileno=fd)

@@ -38,7 +38,7 @@ def test_assertion_helpers_and_course_gate_have_names_that_cannot_be_confused():
 # the grader's layers, lowest first: a module imports its own layer or a lower one, never a higher one or a
 # sibling of its rank (authoring and kernels know nothing of each other)
 LAYERS = {"base": 0, "authoring": 1, "kernels": 1, "grading": 2, "pages": 3, "classroom": 4, "cli": 5}
-BASE = {"errors", "messages", "settings", "timing"}
+BASE = {"errors", "messages", "settings", "course_config", "timing"}
 
 
 def _layer(module: str) -> str:

@@ -2,6 +2,7 @@
 
 import ast
 import dataclasses
+import importlib.util
 import re
 import subprocess
 import sys
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from grader import __main__ as cli
+from grader.course_config import course_packages
 from grader.errors import InvalidSetting
 from grader.grading.execute import Limits
 from grader.settings import VARIABLES, Settings, settings
@@ -112,3 +114,25 @@ def test_the_help_names_each_limit_with_its_default():
     for phrase in ("seconds per cell (default 30)", "seconds per notebook (default 600)",
                    "kernel memory limit in MiB (default 2048)", "(default 200000)", "(default 3)"):
         assert phrase in text
+
+
+def test_the_course_names_its_packages_in_its_pyproject_and_the_grader_names_none(tmp_path):
+    assert course_packages(ROOT) == course_packages() == ("handoffs", "reservo_tools")
+    assert course_packages(tmp_path / "none") == ()  # no pyproject.toml: a course with no packages still grades
+    for name, text, expected in (("plain", '[project]\nname = "x"\n', ()),
+                                 ("own", '[tool.grader]\npackages = ["mylib", "my.tools"]\n', ("mylib", "my.tools"))):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "pyproject.toml").write_text(text, encoding="utf-8")
+        assert course_packages(tmp_path / name) == expected
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "pyproject.toml").write_text('[tool.grader]\npackages = "mylib"\n', encoding="utf-8")
+    with pytest.raises(InvalidSetting, match=r"\[tool.grader\] packages must be a list of package names, not 'mylib'"):
+        course_packages(tmp_path / "bad")
+    named = [path.relative_to(ROOT).as_posix() for path in (ROOT / "grader").rglob("*.py")
+             if any(isinstance(node, ast.Constant) and node.value in ("handoffs", "reservo_tools")
+                    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))))]
+    assert named == []
+    from grader.kernels.sandbox import readable_paths
+
+    handoffs = Path(importlib.util.find_spec("handoffs").origin).parent
+    assert str(handoffs) in readable_paths() or any(str(handoffs).startswith(p + "/") for p in readable_paths())
