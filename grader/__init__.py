@@ -5,6 +5,16 @@
 
 Importing ``grader`` is cheap, so test cells can use ``from grader import assert_same``;
 the heavier parts load on first use.
+
+The layers, each importing only those listed before it, authoring and kernels not each other (test_boundaries):
+
+    errors, messages, settings, course_config, timing   what every layer uses
+    authoring/   the course's notebooks, their metadata, student versions, releases, the workspace
+    kernels/     sandboxed kernels: the sandbox, the zygote, uids, folders, the kernel supply
+    grading/     one submission: assemble, execute, judge (pipeline.grade), the report's data
+    pages        the HTML pages (feedback, class view), from templates/
+    classroom/   a class: batch, pool, cluster, the gradebook (the grades folder), manual marks, class view
+    __main__     the command line
 """
 
 from .grading.asserts import assert_same

@@ -1,5 +1,7 @@
 """Kernels for grading, in layers, each module one job and importing only those before it.
 
+    cleanup       removing a folder a kernel wrote in, whatever it holds
+    sandbox       the launcher a kernel starts under (python -m grader.kernels.sandbox): its uid, limits, namespaces
     mode          the sandbox's mode: full (root, namespaces) or basic
     folders       run folders: one per grader process, a stale one removed by the next grader
     uids          sandbox uids, leased one per kernel; what a dead grader left is swept
