@@ -53,7 +53,7 @@ $(DOCLINT): | $(STAMP)
 	$(VENV)/doclint/bin/python -m pip install --quiet "pydoclint>=0.12,<0.13"
 
 work: setup
-	$(BIN)/python -m grader.workspace $(WORK)
+	$(BIN)/python -m grader.authoring.workspace $(WORK)
 
 course: work
 ifdef HEADLESS

@@ -23,12 +23,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from grader import reference
-from grader.batch import batch
-from grader.classview import ClassView, load, write_class_report
-from grader.metadata import grade_id
-from grader.mistakes import CODE, wrong_answers
-from grader.notebooks import dumps, read_notebook
+from grader.authoring.metadata import grade_id
+from grader.authoring.notebooks import dumps, read_notebook
+from grader.classroom.batch import batch
+from grader.classroom.classview import ClassView, load, write_class_report
+from grader.grading import reference
+from grader.grading.mistakes import CODE, wrong_answers
 
 ROOT = Path(__file__).resolve().parents[1]
 CHOICES = (("solution", 45), ("variant", 15), ("wrong", 30), ("stub", 10))
@@ -49,7 +49,7 @@ def make_class(lesson: str, n: int, seed: int, folder: Path) -> dict[str, dict[s
     """N submissions under ``folder``; returns, per submission, each exercise's choice ("solution", a wrong id...)."""
     source = read_notebook(ROOT / "solutions" / f"{lesson}.ipynb")
     solutions = {grade_id(c): c.source for c in source.cells if c.metadata.get("nbgrader", {}).get("solution")}
-    wrong: dict[str, list[tuple[str, str]]] = {}  # ids as the grader names them (grader.mistakes)
+    wrong: dict[str, list[tuple[str, str]]] = {}  # ids as the grader names them (grader.grading.mistakes)
     for answer in wrong_answers(source):
         wrong.setdefault(answer.exercise, []).append((answer.id, answer.code))
     variants = written(source, "correct_variant_for")

@@ -12,7 +12,8 @@ import time
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from grader.report import Report, TestResult, feedback_html
+from grader.grading.report import Report, TestResult, TestStatus
+from grader.pages import feedback_html
 
 
 def main(pages: int = 20) -> None:
@@ -22,7 +23,7 @@ def main(pages: int = 20) -> None:
         cells += [new_markdown_cell(f"## Ejercicio {i}\n\nTexto con `código` y una tabla:\n\n{table}"),
                   new_code_cell(f"def f{i}(x):\n    return x * {i}\n" * 5, outputs=[nbformat.v4.new_output(
                       "stream", name="stdout", text="resultado\n" * 20)])]
-    report = Report("a.ipynb", "s.ipynb", exercises=[TestResult(f"t{i}", 1, 1, "passed") for i in range(20)])
+    report = Report("a.ipynb", "s.ipynb", exercises=[TestResult(f"t{i}", 1, 1, TestStatus.PASSED) for i in range(20)])
     feedback_html(report, new_notebook(cells=cells))  # the template, loaded once
     times = []
     for _ in range(pages):

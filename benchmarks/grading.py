@@ -39,16 +39,16 @@ from unittest import mock
 from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 
-from grader import reference
-from grader.assemble import assemble
-from grader.batch import batch
-from grader.execute import Limits
-from grader.generate import student_version
+from grader.authoring.generate import student_version
+from grader.authoring.metadata import grade_id, is_test, points
+from grader.authoring.nbgrader_course import nbgrader_scores
+from grader.authoring.notebooks import dumps, read_notebook
+from grader.classroom.batch import batch
+from grader.grading import reference
+from grader.grading.assemble import assemble
+from grader.grading.execute import Limits
 from grader.kernels.mode import sandbox_mode
 from grader.kernels.supply import start_worker_supply, stop_worker_supply
-from grader.metadata import grade_id, is_test, points
-from grader.nbgrader_course import nbgrader_scores
-from grader.notebooks import dumps, read_notebook
 from grader.timing import PHASES, WORKER_START
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -105,13 +105,13 @@ def run_batch(subs: Path, source: Path, out: Path, workers: int, mode: str = "au
     return {Path(r["submission"]).stem: float(r["score"]) for r in rows}
 
 
-def in_this_process(function: Callable[..., T], tasks: Sequence[tuple[Any, ...]], workers: int | None,
+def in_this_process(function: Callable[[Any], T], tasks: Sequence[Any], workers: int | None,
                     limits: Limits, modules: Sequence[str] = ()) -> Iterator[tuple[int, T | BaseException]]:
-    """``grader.pool.run_tasks`` as one worker that is this process, so a profiler here sees the worker's code."""
+    """``classroom.pool.run_tasks`` as one worker that is this process: a profiler here sees the worker's code."""
     start_worker_supply(limits.memory_bytes, modules)
     try:
         for index, task in enumerate(tasks):
-            yield index, function(*task)
+            yield index, function(task)
     finally:
         stop_worker_supply()
 
@@ -120,7 +120,7 @@ def profile_batch(subs: Path, source: Path, out: Path, profile: Path) -> None:
     """One more batch of the same submissions, graded in this process under cProfile, written to ``profile``."""
     reference.forget()
     profiler = cProfile.Profile()
-    with mock.patch("grader.batch.run_tasks", in_this_process):
+    with mock.patch("grader.classroom.batch.run_tasks", in_this_process):
         profiler.runcall(batch, subs, source, out, workers=1, limits=Limits(), progress=False)
     profiler.dump_stats(profile)
 

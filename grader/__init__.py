@@ -5,17 +5,27 @@
 
 Importing ``grader`` is cheap, so test cells can use ``from grader import assert_same``;
 the heavier parts load on first use.
+
+The layers, each importing only those listed before it, authoring and kernels not each other (test_boundaries):
+
+    errors, messages, settings, course_config, timing   what every layer uses
+    authoring/   the course's notebooks, their metadata, student versions, releases, the workspace
+    kernels/     sandboxed kernels: the sandbox, the zygote, uids, folders, the kernel supply
+    grading/     one submission: assemble, execute, judge (pipeline.grade), the report's data
+    pages        the HTML pages (feedback, class view), from templates/
+    classroom/   a class: batch, pool, cluster, the gradebook (the grades folder), manual marks, class view
+    __main__     the command line
 """
 
-from .asserts import assert_same
+from .grading.asserts import assert_same
 
 __all__ = ["assert_same", "grade", "grade_notebooks", "Limits", "UnusableNotebook", "Report", "TestResult"]
 
-__version__ = "0.2.0"  # the batch cache key hashes the grader's own code instead (grader.reference.grader_digest)
+__version__ = "0.2.0"  # the batch cache key hashes the grader's code instead (grader.grading.reference.grader_digest)
 
 _LAZY = {
-    "grade": "api", "grade_notebooks": "api", "Limits": "execute",
-    "UnusableNotebook": "notebooks", "Report": "report", "TestResult": "report",
+    "grade": "grading.pipeline", "grade_notebooks": "grading.pipeline", "Limits": "grading.execute",
+    "UnusableNotebook": "authoring.notebooks", "Report": "grading.report", "TestResult": "grading.report",
 }
 
 

@@ -2,15 +2,17 @@
 release | check``."""
 
 import argparse
+import dataclasses
 import logging
 import sys
 import warnings
 from pathlib import Path
+from typing import Any
 
-from .course import SOLUTIONS, STUDENT
+from .authoring.course import SOLUTIONS, STUDENT
+from .authoring.notebooks import write_atomic
 from .errors import GraderError, WrongKindOfPath
-from .execute import Limits
-from .notebooks import write_atomic
+from .grading.execute import DEFAULT_LIMITS, Limits
 
 QUIET_LOGGERS = ("jupyter_client", "nbclient", "traitlets", "asyncio", "tornado", "distributed")
 """Libraries whose warnings (a kernel that did not answer in time...) the user sees only with -v."""
@@ -18,11 +20,15 @@ logger = logging.getLogger("grader")
 
 
 def _limits(args: argparse.Namespace) -> Limits:
-    return Limits(cell_timeout=args.timeout, notebook_timeout=args.budget, memory_bytes=int(args.memory * 2 ** 20))
+    """The limits the command line gives: each field of ``Limits`` from its flag, in the flag's unit."""
+    given = {f.name: getattr(args, f.name) * f.metadata.get("unit", 1) for f in dataclasses.fields(Limits)}
+    typed: dict[str, Any] = {name: int(value) if isinstance(getattr(DEFAULT_LIMITS, name), int) else float(value)
+                             for name, value in given.items()}
+    return Limits(**typed)
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    from .generate import EditedStudentNotebook, generate, refusal
+    from .authoring.generate import EditedStudentNotebook, generate, refusal
 
     try:
         changed = generate(args.solutions, args.student, args.lessons, force=args.force)
@@ -37,11 +43,12 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    from .api import grade_notebooks
-    from .course import course_root, match_source
-    from .notebooks import read_notebook
-    from .release import is_release
-    from .report import feedback_html
+    from .authoring.course import match_source
+    from .authoring.notebooks import read_notebook
+    from .authoring.release import is_release
+    from .course_config import course_root
+    from .grading.pipeline import grade_notebooks
+    from .pages import feedback_html
 
     submission = Path(args.submission)
     if args.source and Path(args.source).is_dir():
@@ -61,8 +68,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 
 def cmd_release(args: argparse.Namespace) -> int:
-    from .course import course_root
-    from .release import release
+    from .authoring.release import release
+    from .course_config import course_root
 
     out = release(Path(args.root) if args.root else course_root(), args.out)
     print(f"wrote the student release to {out} (no solutions, no hidden tests; grade there on the visible tests)")
@@ -70,20 +77,21 @@ def cmd_release(args: argparse.Namespace) -> int:
 
 
 def cmd_batch(args: argparse.Namespace) -> int:
-    from .batch import batch
+    from .classroom.batch import batch
+    from .classroom.gradebook import Gradebook
 
     rows = batch(args.directory, args.source, args.out, workers=args.workers, limits=_limits(args),
                  scheduler=args.scheduler)
     graded = [r for r in rows if r["status"] == "graded"]
     errors = [r for r in rows if r["status"] != "graded"]
-    print(f"{len(graded)} graded, {len(errors)} with errors -> {Path(args.out) / 'grades.csv'}")
+    print(f"{len(graded)} graded, {len(errors)} with errors -> {Gradebook(Path(args.out)).grades}")
     for row in errors:
         print(f"  {row['submission']}: {row['error']}")
     return 0
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from .course_check import check_course
+    from .classroom.course_check import check_course
 
     problems = check_course(args.root, workers=args.workers, limits=_limits(args), lessons=args.lessons,
                             mistakes=not args.no_mistakes)
@@ -94,7 +102,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_store_outputs(args: argparse.Namespace) -> int:
-    from .course_check import store_outputs
+    from .classroom.course_check import store_outputs
 
     problems = [problem for path in args.notebooks for problem in store_outputs(Path(path), _limits(args))]
     for problem in problems:
@@ -104,17 +112,18 @@ def cmd_store_outputs(args: argparse.Namespace) -> int:
 
 
 def cmd_manual_import(args: argparse.Namespace) -> int:
-    from .manual import import_marks
+    from .classroom.gradebook import Gradebook
+    from .classroom.manual import import_marks
 
     rows = import_marks(args.scores, args.out)
     pending = [r for r in rows if r["manual_pending"]]
-    print(f"imported the marks of {args.scores} -> {Path(args.out) / 'grades.csv'}; "
+    print(f"imported the marks of {args.scores} -> {Gradebook(Path(args.out)).grades}; "
           f"{len(pending)} submission(s) still pending")
     return 0
 
 
 def cmd_manual_template(args: argparse.Namespace) -> int:
-    from .manual import write_template
+    from .classroom.manual import write_template
 
     path, count = write_template(args.out, args.csv)
     print(f"wrote {path}: {count} cell(s) to mark; fill in points, then: python -m grader manual import {path} "
@@ -123,7 +132,7 @@ def cmd_manual_template(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .classview import write_class_report
+    from .classroom.classview import write_class_report
 
     for path in write_class_report(args.out, args.threshold / 100):
         print(f"wrote {path}")
@@ -137,9 +146,13 @@ def parser() -> argparse.ArgumentParser:
     sub = top.add_subparsers(dest="command", required=True)
 
     def with_limits(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
-        p.add_argument("--timeout", type=float, default=30, help="seconds per cell (default 30)")
-        p.add_argument("--budget", type=float, default=600, help="seconds per notebook (default 600)")
-        p.add_argument("--memory", type=float, default=2048, help="kernel memory limit in MiB (default 2048)")
+        for f in dataclasses.fields(Limits):  # one flag per limit, its default the field's
+            unit = f.metadata.get("unit", 1)
+            default = getattr(DEFAULT_LIMITS, f.name) / unit if unit != 1 else getattr(DEFAULT_LIMITS, f.name)
+            flag = f.metadata["flag"]
+            p.add_argument(flag, dest=f.name, metavar=flag.lstrip("-").upper().replace("-", "_"), default=default,
+                           type=float if unit != 1 or isinstance(default, float) else int,
+                           help=f"{f.metadata['help']} (default {default:g})")
         return p
 
     p = sub.add_parser("generate", help="write student/ from solutions/")

@@ -2,7 +2,7 @@
 
 ``phases()`` opens a record for one submission; code anywhere below it adds to a phase with
 ``phase(name)``, which records nothing when no record is open. The record travels back with
-the worker's result (``grader.batch.Graded``) and is never printed by the grader; the
+the worker's result (``grader.classroom.batch.Graded``) and is never printed by the grader; the
 benchmark (``benchmarks/grading.py``) prints it beside the warm-kernel floor.
 """
 

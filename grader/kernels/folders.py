@@ -10,11 +10,12 @@ import re
 import tempfile
 from pathlib import Path
 
-from ..cleanup import remove_tree
+from ..settings import settings
+from .cleanup import remove_tree
 
 
 def _base() -> Path:
-    return Path(os.environ.get("GRADER_SANDBOX_DIR") or tempfile.gettempdir())
+    return settings().sandbox_dir or Path(tempfile.gettempdir())
 
 
 def _start_time(pid: int) -> str | None:

@@ -1,4 +1,4 @@
-"""One grading kernel: a fresh IPython kernel in a sandbox (``grader.sandbox``), over IPC sockets."""
+"""One grading kernel: a fresh IPython kernel in a sandbox (``grader.kernels.sandbox``), over IPC sockets."""
 
 import asyncio
 import logging
@@ -15,10 +15,10 @@ from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import Bool, Int, Type, Unicode
 
-from ..cleanup import remove_tree
 from ..errors import GraderError, KernelStartTimeout, SandboxError
 from . import zygote
 from .channels import CONTROL_QUEUE, MAX_MESSAGE, CappedKernelClient, burst
+from .cleanup import remove_tree
 from .folders import run_folder
 from .mode import sandbox_mode
 from .uids import UidLease
@@ -36,7 +36,7 @@ logger = logging.getLogger(__name__)
 
 
 class SandboxedKernelManager(AsyncKernelManager):
-    """A kernel manager that starts the kernel through ``python -m grader.sandbox``; its own control socket is
+    """A kernel manager that starts the kernel through ``python -m grader.kernels.sandbox``; its own control socket is
     capped like the client's sockets."""
 
     memory_limit = Int(2 * 1024 ** 3, help="Address-space limit of the kernel, in bytes (0: none)")
@@ -67,7 +67,7 @@ class SandboxedKernelManager(AsyncKernelManager):
 
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
         command = super().format_kernel_cmd(extra_arguments)
-        return [sys.executable, "-m", "grader.sandbox", "--mode", self.mode, "--memory", str(self.memory_limit),
+        return [sys.executable, "-m", "grader.kernels.sandbox", "--mode", self.mode, "--memory", str(self.memory_limit),
                 "--uid", str(self.uid), "--parent", str(os.getpid()), "--box", self.box, "--sockets", self.sockets,
                 "--workdir", os.path.join(self.box, "work"), "--root", self.root, "--", *command]
 

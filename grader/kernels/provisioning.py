@@ -1,6 +1,6 @@
 """jupyter_client's kernel-provisioner hook for sandboxed kernels.
 
-``SandboxProvisioner`` starts ``python -m grader.sandbox`` as LocalProvisioner would, and after
+``SandboxProvisioner`` starts ``python -m grader.kernels.sandbox`` as LocalProvisioner would, and after
 each launch (a restart too) waits until the kernel has bound its IPC sockets, then takes their
 folder back from the kernel's uid: the kernel keeps listening on them but can no longer replace
 one with a link to another socket on the machine, which the grader (root) would then connect to.
@@ -85,7 +85,7 @@ class ZygoteProvisioner(SandboxProvisioner):
     """A LocalProvisioner whose kernels are forked by this process's zygote instead of exec'd."""
 
     async def launch_kernel(self, cmd: list[str], **kwargs: Any) -> KernelConnectionInfo:
-        argv = cmd[cmd.index("grader.sandbox") + 1:]
+        argv = cmd[cmd.index("grader.kernels.sandbox") + 1:]
         try:
             pid = zygote().fork(argv)
         except (OSError, ValueError) as error:  # a zygote killed between two kernels; start_kernel tries again

@@ -11,17 +11,16 @@ import atexit
 import collections
 import contextvars
 import multiprocessing.util
-import os
 import time
 from collections.abc import Coroutine, Sequence
 from typing import Any, TypeVar
 
+from ..settings import settings
 from ..timing import WORKER_START, once
 from . import zygote
 from .kernel import Kernel, start_kernel
 
 T = TypeVar("T")
-AHEAD = int(os.environ.get("GRADER_SPARES", "2"))  # kernels booted ahead of the one in use (a batch worker's)
 
 
 async def _boot(memory_limit: int) -> Kernel:
@@ -68,7 +67,7 @@ def start_worker_supply(memory_limit: int, modules: Sequence[str] = (), warm_up:
 
 
 def stop_worker_supply() -> None:
-    """Close this worker process's KernelSupply, if it has one (a Dask worker closing, ``grader.cluster``)."""
+    """Close this worker process's KernelSupply, if it has one (a Dask worker closing, ``grader.classroom.cluster``)."""
     global _worker_supply
     supply, _worker_supply = _worker_supply, None
     if supply is not None:
@@ -81,12 +80,14 @@ def worker_supply() -> "KernelSupply | None":
 
 
 class KernelSupply:
-    """Started kernels on demand, one event loop for all of them; warm=True boots the next ``ahead`` early.
+    """Started kernels on demand, one event loop for all of them; warm=True boots the next ``ahead`` early
+    (default ``GRADER_SPARES``, read when the supply starts).
 
     The next kernels boot as tasks on the supply's loop while the current notebook runs on it.
     """
 
-    def __init__(self, memory_limit: int, warm: bool = True, ahead: int = AHEAD) -> None:
+    def __init__(self, memory_limit: int, warm: bool = True, ahead: int | None = None) -> None:
+        ahead = settings().spares if ahead is None else ahead
         self.memory_limit, self.warm, self.ahead = memory_limit, warm, max(1, ahead)
         self.runner = asyncio.Runner()
         self.spares: collections.deque[asyncio.Task[Kernel]] = collections.deque()  # booting or booted, in order

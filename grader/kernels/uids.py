@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from ..errors import SandboxError
+from ..settings import settings
 
 FIRST_UID = 1_900_000_000  # sandbox uids: FIRST_UID + slot, a range no account or container manager uses
 UID_SLOTS = 1000
@@ -62,7 +63,8 @@ class UidLease:
 
 def first_uid() -> int:
     """The first of this grader's ``UID_SLOTS`` sandbox uids (``GRADER_SANDBOX_UID`` moves the range)."""
-    return int(os.environ.get("GRADER_SANDBOX_UID", FIRST_UID))
+    chosen = settings().sandbox_uid
+    return FIRST_UID if chosen is None else chosen
 
 
 def _locks() -> Path:

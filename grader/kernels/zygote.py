@@ -2,14 +2,14 @@
 
 Starting a kernel is mostly starting Python and importing; the zygote does that once and
 then forks one kernel per submission. Each child goes through the same sandbox as an exec'd
-launcher (``grader.sandbox.launch``), then becomes an ipykernel in place instead of exec'ing
+launcher (``grader.kernels.sandbox.launch``), then becomes an ipykernel in place instead of exec'ing
 one. jupyter_client drives it through ``grader.kernels.provisioning.ZygoteProvisioner``.
 
 The zygote never runs student code: it runs as the grader, imports, forks and reaps. It dies
 with the grader process that started it, and a child it forked dies with it.
-``GRADER_ZYGOTE=0`` turns it off: every kernel is then a fresh ``python -m grader.sandbox``.
+``GRADER_ZYGOTE=0`` turns it off: every kernel is then a fresh ``python -m grader.kernels.sandbox``.
 Besides ``PRELOAD``, it imports the modules the lessons being graded import (``preload``, from the
-sources only: ``grader.preload``), so a kernel does not import them again.
+sources only: ``grader.grading.preload``), so a kernel does not import them again.
 """
 
 import importlib
@@ -23,22 +23,24 @@ import sys
 from collections.abc import Sequence
 from types import FrameType, ModuleType
 
-from .. import sandbox
+from ..course_config import course_packages
 from ..errors import SandboxError
+from ..settings import settings
+from . import sandbox
 from .folders import run_folder
 
 PRELOAD = ("ipykernel.kernelapp", "ipykernel.ipkernel", "ipykernel.zmqshell", "ipykernel.debugger", "IPython",
-           "IPython.core.debugger", "handoffs", "reservo_tools", "grader",
+           "IPython.core.debugger", "grader",
            # what a kernel imports as it starts and at its first check
            "IPython.core.completerlib", "IPython.core.oinspect", "IPython.extensions.storemagic", "faulthandler",
-           "tornado.platform.asyncio", "concurrent.futures.thread", "grader.probe", "grader.kernels.ipython")
+           "tornado.platform.asyncio", "concurrent.futures.thread", "grader.grading.probe", "grader.kernels.ipython")
 
 START_TIMEOUT = 120.0  # seconds for the zygote to import everything
 
 
 def enabled() -> bool:
     """Whether kernels are forked from a zygote (``GRADER_ZYGOTE``, default 1)."""
-    return os.environ.get("GRADER_ZYGOTE", "1") != "0"
+    return settings().zygote_enabled
 
 
 def start_in_process(command: list[str], env: dict[str, str]) -> None:
@@ -97,7 +99,7 @@ def serve(fd: int, parent: int) -> None:
         os._exit(1)
     if sys.path and sys.path[0] in ("", os.getcwd()):  # as ipykernel_launcher does; the kernel adds its own
         del sys.path[0]
-    for name in PRELOAD:
+    for name in (*PRELOAD, *course_packages()):  # and the course's own packages (``course_config``)
         importlib.import_module(name)
     signal.signal(signal.SIGCHLD, _reap)
     channel = socket.socket(fileno=fd)
@@ -150,7 +152,7 @@ class Zygote:
         return self.process.poll() is None
 
     def fork(self, argv: list[str]) -> int:
-        """A new child of the zygote running ``grader.sandbox`` with ``argv``; its pid."""
+        """A new child of the zygote running ``grader.kernels.sandbox`` with ``argv``; its pid."""
         self.channel.sendall(json.dumps(argv).encode() + b"\n")
         reply = self.replies.readline()
         if not reply:
@@ -169,7 +171,7 @@ _modules: tuple[str, ...] = ()
 
 
 def preload(modules: Sequence[str]) -> None:
-    """The modules the zygote this process starts next imports besides ``PRELOAD`` (``grader.preload``).
+    """The modules the zygote this process starts next imports besides ``PRELOAD`` (``grader.grading.preload``).
 
     A zygote already running keeps what it has: stopping it would stop its kernels.
     """

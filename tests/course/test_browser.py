@@ -428,7 +428,7 @@ def test_the_class_report_and_a_feedback_page_show_in_the_browser(browser, tmp_p
     from test_mistakes import with_wrong_answers
 
     from grader.__main__ import main
-    from grader.notebooks import dumps
+    from grader.authoring.notebooks import dumps
 
     (tmp_path / "subs").mkdir()
     (tmp_path / "source.ipynb").write_text(dumps(with_wrong_answers()), encoding="utf-8")

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.course_check import check_tasks, course_tasks
-from grader.execute import Limits
+from grader.classroom.course_check import check_tasks, course_tasks
+from grader.grading.execute import Limits
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
 

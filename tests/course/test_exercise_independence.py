@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from grader.batch import batch
-from grader.execute import Limits
-from grader.generate import student_version
-from grader.metadata import exercise_of, grade_id, is_manual, is_solution, is_test
-from grader.notebooks import dumps, read_notebook
+from grader.authoring.generate import student_version
+from grader.authoring.metadata import exercise_of, grade_id, is_manual, is_solution, is_test
+from grader.authoring.notebooks import dumps, read_notebook
+from grader.classroom.batch import batch
+from grader.grading.execute import Limits
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.notebooks import read_notebook
+from grader.authoring.notebooks import read_notebook
 
 ROOT = Path(__file__).resolve().parents[2]
 EN = frozenset("the is are must cannot with got of and to be was were has have for this that its by an should "

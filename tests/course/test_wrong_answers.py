@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 from visible_grading import ROOT, grade_replacements
 
-from grader.metadata import grade_id, is_manual
-from grader.mistakes import CODE, wrong_answers
-from grader.notebooks import read_notebook
+from grader.authoring.metadata import grade_id, is_manual
+from grader.authoring.notebooks import read_notebook
+from grader.grading.mistakes import CODE, wrong_answers
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
 
@@ -130,7 +130,7 @@ def test_wrong_answer_loses_points(path, target, text, graded):
 
 @pytest.mark.parametrize("path, target, text", WRONG)
 def test_wrong_answer_is_named_as_itself(path, target, text, graded):
-    """Graded as a submission, a written-down wrong answer gets its own explanation (``grader.mistakes``)."""
+    """Graded as a submission, a written-down wrong answer gets its own explanation (``grader.grading.mistakes``)."""
     report = graded[_name(path, target, text)]
     own = next(answer.id for answer in wrong_answers(read_notebook(path)) if answer.code == CODE.search(text).group(1))
     named = [m["id"] for m in report["mistakes"]]

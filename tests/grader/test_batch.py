@@ -10,8 +10,8 @@ import pytest
 from fixture_submissions import FIXTURES, SUBMISSIONS
 from session_kernels import kernels
 
-from grader.batch import batch
-from grader.execute import Limits
+from grader.classroom.batch import batch
+from grader.grading.execute import Limits
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
 

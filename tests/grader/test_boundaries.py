@@ -26,16 +26,124 @@ MODULES = sorted(name.removeprefix("grader.") for _, name, _ in pkgutil.walk_pac
 
 
 def test_assertion_helpers_and_course_gate_have_names_that_cannot_be_confused():
-    assert {"asserts", "course_check", "course"} <= set(MODULES)
-    assert not {"check", "checks"} & set(MODULES)
+    names = {name.rsplit(".", 1)[-1] for name in MODULES}
+    assert {"asserts", "course_check", "course"} <= names
+    assert not {"check", "checks"} & names
     from grader import assert_same
-    from grader.asserts import assert_same as same
+    from grader.grading.asserts import assert_same as same
 
     assert assert_same is same
 
 
+# the grader's layers, lowest first: a module imports its own layer or a lower one, never a higher one or a
+# sibling of its rank (authoring and kernels know nothing of each other)
+LAYERS = {"base": 0, "authoring": 1, "kernels": 1, "grading": 2, "pages": 3, "classroom": 4, "cli": 5}
+BASE = {"errors", "messages", "settings", "course_config", "timing"}
+
+
+def _layer(module: str) -> str:
+    """The layer of a dotted module name inside grader."""
+    parts = module.split(".")
+    if len(parts) == 1 or parts[1] in ("__init__", "__main__"):
+        return "cli"  # the package's facade and the command line sit on top
+    return "base" if parts[1] in BASE else parts[1]
+
+
+def _upward_imports(module: str, source: str) -> list[str]:
+    """Each import of ``source`` (the code of grader module ``module``) that reaches a higher or sibling layer."""
+    package = module if module.endswith("__init__") else module.rsplit(".", 1)[0]
+    package = package.removesuffix(".__init__")
+    targets = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            targets += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[:len(parts) - node.level + 1] + ([node.module] if node.module else []))
+            targets += [base] if node.module else [f"{base}.{alias.name}" for alias in node.names]
+    own = _layer(module)
+    return [f"{module} ({own}) imports {target} ({_layer(target)})" for target in targets
+            if target.split(".")[0] == "grader" and _layer(target) != own
+            and LAYERS[_layer(target)] >= LAYERS[own]]
+
+
+def test_layers_import_only_downward():
+    found = []
+    for path in sorted((ROOT / "grader").rglob("*.py")):
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        assert _layer(module) in LAYERS, f"{module} is in no layer"
+        found += _upward_imports(module, path.read_text(encoding="utf-8"))
+    assert found == []
+    # the check sees an upward import, relative or absolute, at module level or inside a function
+    assert _upward_imports("grader.grading.execute", "from ..classroom import batch")
+    assert _upward_imports("grader.kernels.zygote", "def f():\n    import grader.grading.probe")
+    assert _upward_imports("grader.authoring.course", "from ..kernels.supply import KernelSupply")
+    assert _upward_imports("grader.errors", "from .grading.report import Report")
+    assert not _upward_imports("grader.classroom.batch", "from ..grading.report import Report\nfrom . import pool")
+
+
+def test_the_grades_folder_is_spelled_in_the_gradebook_alone():
+    files = {"reports", "feedback", "grades.csv", "times.csv"}
+    joins = {}  # module -> the grades folder's names it joins onto a path (``out / "reports"``)
+    for path in (ROOT / "grader").rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found = {node.right.value for node in ast.walk(tree) if isinstance(node, ast.BinOp)
+                 and isinstance(node.op, ast.Div) and isinstance(node.right, ast.Constant)
+                 and node.right.value in files}
+        if found:
+            joins[path.relative_to(ROOT).as_posix()] = found
+    assert joins == {"grader/classroom/gradebook.py": files}
+    for name in ("manual", "classview"):  # they read and write the grades folder through the gradebook, not batch
+        source = (ROOT / "grader" / "classroom" / f"{name}.py").read_text(encoding="utf-8")
+        imported = {node.module for node in ast.walk(ast.parse(source)) if isinstance(node, ast.ImportFrom)}
+        assert "gradebook" in imported and "batch" not in imported, name
+
+
+def test_a_report_is_data_and_the_pages_render_it():
+    imported = {}  # module -> the top-level names it imports from
+    private = []  # a private name one grader module takes from another
+    for path in (ROOT / "grader").rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        nodes = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+        imported[path.stem] = {(n.module or "").split(".")[0] for n in nodes if not n.level} | {
+            a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        private += [f"{path.stem}: {a.name}" for n in nodes if n.level for a in n.names if a.name.startswith("_")]
+    assert not {"jinja2", "mistune", "markupsafe"} & imported["report"]
+    assert {"jinja2", "mistune", "markupsafe"} <= imported["pages"]
+    assert private == []
+
+
+def test_statuses_are_str_enums_that_read_and_print_as_their_word():
+    import csv
+    import io
+    import json
+
+    from grader.classroom.gradebook import RowStatus
+    from grader.grading.execute import CellStatus
+    from grader.grading.report import ManualResult, ManualStatus, Report, TestResult, TestStatus
+
+    words = {CellStatus: ["ok", "error", "timeout", "died", "not-run"],
+             TestStatus: ["passed", "failed", "timeout", "died", "not-run"],
+             ManualStatus: ["pending", "graded", "unanswered"], RowStatus: ["graded", "error", "wrong-lesson"]}
+    for kind, expected in words.items():
+        assert [str(member) for member in kind] == expected and [f"{m}" for m in kind] == expected
+        assert json.dumps(list(kind)) == json.dumps(expected)
+        buffer = io.StringIO()
+        csv.writer(buffer).writerow(list(kind))
+        assert buffer.getvalue().strip() == ",".join(expected)
+    report = Report("a.ipynb", "s.ipynb", exercises=[TestResult("t", 0, 1, TestStatus.NOT_RUN)],
+                    manual=[ManualResult("m", 2)])
+    data = report.to_dict()
+    assert json.loads(report.to_json()) == data and data["exercises"][0]["status"] == "not-run"
+    assert data["manual"][0]["status"] == "pending" and type(json.loads(report.to_json())["manual"][0]["status"]) is str
+    again = Report.from_dict(data)
+    assert again.exercises[0].status is TestStatus.NOT_RUN and again.manual[0].status is ManualStatus.PENDING
+
+
 def test_course_folder_knowledge_lives_in_grader_course(tmp_path):
-    from grader.course import is_lesson, lessons, match_source
+    from grader.authoring.course import is_lesson, lessons, match_source
 
     for name in ("01_intro", "02_intro_more", "10_other"):
         (tmp_path / f"{name}.ipynb").write_text("{}", encoding="utf-8")
@@ -45,7 +153,7 @@ def test_course_folder_knowledge_lives_in_grader_course(tmp_path):
         lessons(tmp_path, ["07"])
     assert match_source(Path("alice_02_intro_more.ipynb"), tmp_path).stem == "02_intro_more"
     assert match_source(Path("10_bob.ipynb"), tmp_path).stem == "10_other"
-    sources = {path.name: path.read_text(encoding="utf-8") for path in (ROOT / "grader").glob("*.py")}
+    sources = {path.name: path.read_text(encoding="utf-8") for path in (ROOT / "grader").rglob("*.py")}
     for word in ("def is_lesson", "def lessons", "def match_source", '"solutions"'):
         assert [name for name, text in sources.items() if word in text] == ["course.py"], word
     for join in ('/ "notebooks"', '/ "solutions"', '/ "student"'):
@@ -53,7 +161,7 @@ def test_course_folder_knowledge_lives_in_grader_course(tmp_path):
 
 
 def test_cell_predicates_are_nbgraders_guarded_against_wrong_types():
-    from grader import metadata
+    from grader.authoring import metadata
 
     text = inspect.getsource(metadata)
     assert "nbgrader_utils.is_grade" in text and "nbgrader_utils.is_solution" in text
@@ -90,7 +198,7 @@ def test_every_exception_the_grader_defines_derives_from_grader_error():
     # the one deliberate exception outside it: a failing check of assert_same is an AssertionError, not an input
     # the grader cannot use
     assert [cls.__name__ for cls in defined if not issubclass(cls, GraderError)] == ["CheckFailed"]
-    assert issubclass(importlib.import_module("grader.asserts").CheckFailed, AssertionError)
+    assert issubclass(importlib.import_module("grader.grading.asserts").CheckFailed, AssertionError)
 
 
 def test_every_raise_in_the_grader_is_a_grader_error_or_a_builtin_it_documents():
@@ -133,7 +241,8 @@ def test_the_feedback_template_ships_with_the_package_and_escapes():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     assert "templates/*.j2" in project["tool"]["setuptools"]["package-data"]["grader"]
     assert (ROOT / "grader" / "templates" / "feedback.html.j2").exists()
-    from grader.report import Report, TestResult, feedback_html
+    from grader.grading.report import Report, TestResult
+    from grader.pages import feedback_html
 
     failed = TestResult("t", 0, 1, "failed", "<img src=x onerror=1>")
     report = Report("<b>alice<b>.ipynb", "s.ipynb", exercises=[failed])
@@ -170,8 +279,8 @@ def _rebound(top, run):
 
 
 def test_a_report_round_trips_through_its_dict():
-    """Manual marks are merged on the dataclass (grader.manual), so a saved report must read back whole."""
-    from grader.report import ManualResult, Report, TestResult
+    """Manual marks are merged on the dataclass (grader.classroom.manual), so a saved report must read back whole."""
+    from grader.grading.report import ManualResult, Report, TestResult
 
     report = Report("alice.ipynb", "s.ipynb", exercises=[TestResult("t1", 1, 1, "passed"),
                                                          TestResult("t2", 0, 2, "failed", "AssertionError: x")],

@@ -15,11 +15,11 @@ import pytest
 from fixture_submissions import ALWAYS_3000, FULL_PRICE, RIGHT_CHARGE, cell_of, submission, with_wrong_answers
 
 from grader.__main__ import main
-from grader.batch import batch
-from grader.classview import fingerprints, similar_pairs, student_of
-from grader.execute import Limits
-from grader.generate import student_version
-from grader.notebooks import dumps
+from grader.authoring.generate import student_version
+from grader.authoring.notebooks import dumps
+from grader.classroom.batch import batch
+from grader.classroom.classview import fingerprints, similar_pairs, student_of
+from grader.grading.execute import Limits
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
 
@@ -91,12 +91,12 @@ def test_the_gradebooks_have_one_row_per_student(graded):
 
 
 def test_the_report_reads_the_reports_and_runs_nothing(graded, monkeypatch):
-    import grader.api
+    import grader.grading.pipeline
 
     def no_running(*args, **kwargs):
         raise AssertionError("grader report ran a notebook")
 
-    monkeypatch.setattr(grader.api, "execute", no_running)
+    monkeypatch.setattr(grader.grading.pipeline, "execute", no_running)
     before = (graded / "class.html").read_bytes()
     assert main(["report", str(graded)]) == 0
     assert (graded / "class.html").read_bytes() == before  # the same reports, the same page

@@ -30,11 +30,11 @@ from fixture_submissions import FIXTURES, SUBMISSIONS
 from session_kernels import kernels
 
 from grader.__main__ import main
-from grader.batch import batch
-from grader.execute import Limits
+from grader.authoring.notebooks import dumps, read_notebook
+from grader.classroom.batch import batch
+from grader.grading.execute import Limits
 from grader.kernels.mode import sandbox_mode
 from grader.kernels.uids import UID_SLOTS, first_uid
-from grader.notebooks import dumps, read_notebook
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
 
@@ -232,7 +232,7 @@ def test_a_bad_scheduler_is_one_line_exit_2_and_nothing_written(scheduler, messa
 
 
 def test_without_the_extra_the_scheduler_says_what_to_install(tmp_path, capsys, monkeypatch):
-    monkeypatch.delitem(sys.modules, "grader.cluster", raising=False)
+    monkeypatch.delitem(sys.modules, "grader.classroom.cluster", raising=False)
     monkeypatch.setitem(sys.modules, "distributed", None)  # as if dask.distributed were not installed
     assert run_cli("--scheduler", "local:2", out=tmp_path / "out") == 2
     err = capsys.readouterr().err

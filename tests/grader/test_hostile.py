@@ -27,15 +27,16 @@ import pytest
 from fixture_submissions import RIGHT_CHARGE, SOURCE, cell_of, submission
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from grader.api import grade_notebooks
-from grader.batch import batch, spreadsheet_safe, write_csv
-from grader.cleanup import remove_tree
-from grader.execute import Limits, execute
-from grader.generate import student_version
+from grader.authoring.generate import student_version
+from grader.authoring.notebooks import MAX_DEPTH, dumps, read_notebook
+from grader.classroom.batch import batch
+from grader.classroom.gradebook import spreadsheet_safe, write_csv
+from grader.grading.execute import Limits, execute
+from grader.grading.pipeline import grade_notebooks
+from grader.grading.report import printable
+from grader.kernels.cleanup import remove_tree
 from grader.kernels.folders import run_folder, sweep_stale
 from grader.kernels.mode import sandbox_mode
-from grader.notebooks import MAX_DEPTH, dumps, read_notebook
-from grader.report import printable
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
 
@@ -60,8 +61,8 @@ FAKE_PASS = {
                         "get_ipython().ast_transformers.append(_Gut())", "ast_transformers"),
     "fake_grader_module": ("import sys, types\n_fake = types.ModuleType('grader')\n"
                            "_fake.assert_same = lambda *a, **k: None\nsys.modules['grader'] = _fake", "sys.modules"),
-    "patched_assert_same": ("import grader, grader.asserts\ngrader.assert_same = lambda *a, **k: None\n"
-                            "grader.asserts._same = lambda *a, **k: None", "grader-internals"),
+    "patched_assert_same": ("import grader, grader.grading.asserts\ngrader.assert_same = lambda *a, **k: None\n"
+                            "grader.grading.asserts._same = lambda *a, **k: None", "grader-internals"),
     "assertion_error_replaced": ("import builtins\nclass _Quiet(Exception):\n    pass\n"
                                  "builtins.AssertionError = _Quiet\n"
                                  "get_ipython().set_custom_exc((_Quiet,), lambda *a, **k: None)", "builtins"),
@@ -167,7 +168,7 @@ def test_no_hidden_line_is_ever_written(graded, name):
 
 
 def test_hidden_lines_are_masked_however_they_are_quoted():
-    from grader.hidden import Scrubber
+    from grader.grading.hidden import Scrubber
 
     test = new_code_cell('"""t."""\nx = 1\n### BEGIN HIDDEN TESTS\nassert f("it\'s") == "b"\n### END HIDDEN TESTS')
     scrub = Scrubber([test])
@@ -235,7 +236,7 @@ def test_a_flood_stays_within_the_cap_and_the_memory_stays_flat():
 ONE_HUGE_MESSAGE = """
 import json, sys
 from nbformat.v4 import new_code_cell, new_notebook
-from grader.execute import Limits, execute
+from grader.grading.execute import Limits, execute
 
 def mib(field):
     return next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith(field)) // 1024
@@ -269,7 +270,7 @@ def test_one_huge_message_is_refused_unread_and_the_next_cells_still_speak():
 STDIN_FLOOD = """
 import json
 from nbformat.v4 import new_code_cell, new_notebook
-from grader.execute import Limits, execute
+from grader.grading.execute import Limits, execute
 
 def mib(field):
     return next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith(field)) // 1024
@@ -306,7 +307,8 @@ def test_the_stdin_channel_cannot_be_flooded_and_input_fails_at_once(first):
 
 
 def test_the_feedback_page_stays_small(tmp_path):
-    from grader.report import PAGE_CHARS, Report, feedback_html
+    from grader.grading.report import Report
+    from grader.pages import PAGE_CHARS, feedback_html
 
     nb = new_notebook(cells=[new_code_cell("x", outputs=[nbformat.v4.new_output("stream", name="stdout",
                                                                               text="q" * 200_000)])
@@ -428,7 +430,7 @@ def code_cell(source, **metadata):
 
 
 def test_tags_as_a_string_are_one_tag_not_characters():
-    from grader.metadata import is_solution_only, tags
+    from grader.authoring.metadata import is_solution_only, tags
 
     assert tags(code_cell("x", tags="raises-exception")) == ["raises-exception"]
     assert tags(code_cell("x", tags="not-raises-exception")) == ["not-raises-exception"]
@@ -449,7 +451,7 @@ def test_a_submission_with_a_string_tag_is_graded(tmp_path):
 
 
 def test_a_guided_notebook_reads_a_string_tag_as_one_tag(tmp_path):
-    from grader.course_check import check_guided
+    from grader.classroom.course_check import check_guided
 
     nb = json.loads(dumps(new_notebook(cells=[new_code_cell("1 / 0"), new_code_cell("2 / 0")])))
     nb["cells"][0]["metadata"]["tags"] = "raises-exception"
@@ -516,11 +518,11 @@ def test_the_submission_file_is_never_modified(tmp_path):
     ("%%capture\nimport sys\nsys.modules['grader'] = None\nsys.excepthook = None",
      ["grader-internals", "sys.excepthook", "sys.modules"]),
     ("ip = get_ipython()\ngetattr(ip, 'set_custom_exc')((Exception,), None)", ["set_custom_exc"]),
-    ("import grader.asserts", ["grader-internals"]),
+    ("import grader.grading.asserts", ["grader-internals"]),
     ("from builtins import print as p", ["builtins"]),
 ])
 def test_the_static_scan_lists_what_student_code_touches(code, kinds):
-    from grader.scan import scan_cells
+    from grader.grading.scan import scan_cells
 
     assert scan_cells([code]) == kinds
 

@@ -8,17 +8,18 @@ from pathlib import Path
 import nbformat
 import pytest
 
-import grader.api
-import grader.batch
-import grader.notebooks
+import grader.authoring.notebooks
+import grader.classroom.batch
+import grader.classroom.gradebook
+import grader.grading.pipeline
 from grader.__main__ import main
-from grader.api import grade_notebooks
-from grader.batch import batch
-from grader.course_check import check_solution, check_student
-from grader.execute import Limits
-from grader.generate import TEXT_STUB, student_version
-from grader.notebooks import dumps
-from grader.report import feedback_html
+from grader.authoring.generate import TEXT_STUB, student_version
+from grader.authoring.notebooks import dumps
+from grader.classroom.batch import batch
+from grader.classroom.course_check import check_solution, check_student
+from grader.grading.execute import Limits
+from grader.grading.pipeline import grade_notebooks
+from grader.pages import feedback_html
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
 
@@ -126,7 +127,7 @@ def test_course_check_leaves_manual_cells_out_of_full_marks_and_zero(tmp_path):
 def test_batch_lists_pending_manual_points(graded):
     root, _ = graded
     rows = rows_of(root / "out" / "grades.csv")
-    assert list(next(iter(rows.values()))) == list(grader.batch.COLUMNS)
+    assert list(next(iter(rows.values()))) == list(grader.classroom.gradebook.COLUMNS)
     ana, blank = rows["ana.ipynb"], rows["blank.ipynb"]
     assert (ana["score"], ana["max_score"], ana["manual_pending"], ana["manual_max"]) == ("2", "2", "explain:3", "3")
     assert (ana["manual_score"], ana["total_score"], ana["total_max"]) == ("", "", "5")
@@ -180,10 +181,10 @@ def test_import_merges_marks_without_running_anything(graded, tmp_path, monkeypa
     def no_running(*args, **kwargs):
         raise AssertionError("manual import ran a notebook")
 
-    monkeypatch.setattr(grader.api, "execute", no_running)
-    monkeypatch.setattr(grader.batch, "_grade", no_running)
+    monkeypatch.setattr(grader.grading.pipeline, "execute", no_running)
+    monkeypatch.setattr(grader.classroom.batch, "_grade", no_running)
     monkeypatch.setattr(nbformat, "read", no_running)
-    monkeypatch.setattr(grader.notebooks, "read_notebook", no_running)
+    monkeypatch.setattr(grader.authoring.notebooks, "read_notebook", no_running)
     scores = write_scores(tmp_path / "scores.csv", ["ana.ipynb,explain,2.5"])
     scores.write_bytes(b"\xef\xbb\xbf" + scores.read_bytes())  # as a spreadsheet saves it
     assert main(["manual", "import", str(scores), "--out", str(out)]) == 0
@@ -215,7 +216,7 @@ def test_import_merges_marks_without_running_anything(graded, tmp_path, monkeypa
 def test_real_nbgrader_releases_the_same_stub_and_leaves_it_for_manual_grading(tmp_path):
     from nbgrader.api import Gradebook
 
-    from grader.nbgrader_course import nbgrader_scores
+    from grader.authoring.nbgrader_course import nbgrader_scores
 
     source = make_source()
     (tmp_path / "lab.ipynb").write_text(dumps(source), encoding="utf-8")

@@ -11,13 +11,14 @@ import json
 import pytest
 from fixture_submissions import ALWAYS_3000, FULL_PRICE, RIGHT_CHARGE, SOURCE, WRITTEN, submission, with_wrong_answers
 
-from grader.api import grade_notebooks
-from grader.batch import batch
-from grader.execute import Limits
-from grader.generate import student_version
-from grader.mistakes import mistake_table, wrong_answers
-from grader.notebooks import dumps, read_notebook
-from grader.report import Report, feedback_html
+from grader.authoring.generate import student_version
+from grader.authoring.notebooks import dumps, read_notebook
+from grader.classroom.batch import batch
+from grader.grading.execute import Limits
+from grader.grading.mistakes import mistake_table, wrong_answers
+from grader.grading.pipeline import grade_notebooks
+from grader.grading.report import Report
+from grader.pages import feedback_html
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
 
@@ -101,7 +102,7 @@ def test_a_source_without_written_down_answers_names_nothing():
 def test_forged_reports_with_a_check_twice_are_only_data(source):
     """Untrusted reports that repeat a check (unsortable values) fail the test and name nothing; grading goes on."""
     forged = ('def charge(price_cents):\n    from IPython.display import publish_display_data\n'
-              '    from grader.values import encode\n    for value in (1, 2):\n'
+              '    from grader.grading.values import encode\n    for value in (1, 2):\n'
               '        publish_display_data({"application/vnd.handoffs-grader.check+json":\n'
               '                              {"check": 0, "actual": encode({"v": value}), "what": "x"}})\n'
               '    return price_cents')

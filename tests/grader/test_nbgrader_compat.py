@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from grader.batch import batch
-from grader.execute import Limits
-from grader.nbgrader_course import nbgrader_scores
+from grader.authoring.nbgrader_course import nbgrader_scores
+from grader.classroom.batch import batch
+from grader.grading.execute import Limits
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
 

@@ -11,11 +11,11 @@ import nbformat
 import pytest
 
 from grader import assert_same
-from grader.assemble import assemble
-from grader.course_check import check_course, check_student
-from grader.generate import EditedStudentNotebook, InvalidSource, generate, student_version
-from grader.metadata import metadata_problems
-from grader.notebooks import UnusableNotebook, dumps, read_notebook
+from grader.authoring.generate import EditedStudentNotebook, InvalidSource, generate, student_version
+from grader.authoring.metadata import metadata_problems
+from grader.authoring.notebooks import UnusableNotebook, dumps, read_notebook
+from grader.classroom.course_check import check_course, check_student
+from grader.grading.assemble import assemble
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
 
@@ -143,7 +143,7 @@ def test_grade_finds_the_lesson_from_the_notebook_from_any_folder(tmp_path):
 
 
 def test_match_source_by_name_first_then_by_graded_cells(tmp_path):
-    from grader.course import match_source
+    from grader.authoring.course import match_source
 
     folder = tmp_path / "solutions"
     folder.mkdir()
@@ -162,8 +162,8 @@ def test_match_source_by_name_first_then_by_graded_cells(tmp_path):
 
 
 def test_batch_matches_by_graded_cells_when_names_do_not_match(tmp_path):
-    from grader.batch import batch
-    from grader.execute import Limits
+    from grader.classroom.batch import batch
+    from grader.grading.execute import Limits
 
     folder, subs = tmp_path / "solutions", tmp_path / "subs"
     folder.mkdir()
@@ -303,7 +303,8 @@ def test_check_flags_a_stub_that_earns_points_and_a_solution_that_does_not(tmp_p
 
 
 def test_feedback_page_never_trusts_student_html():
-    from grader.report import Report, feedback_html
+    from grader.grading.report import Report
+    from grader.pages import feedback_html
 
     nb = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_markdown_cell("# Mi respuesta <script>alert(1)</script>"),
@@ -316,8 +317,9 @@ def test_feedback_page_never_trusts_student_html():
 
 
 def test_feedback_page_makes_failed_tests_stand_out_in_spanish():
-    from grader.api import grade_notebooks
-    from grader.report import ManualResult, Report, TestResult, feedback_html
+    from grader.grading.pipeline import grade_notebooks
+    from grader.grading.report import ManualResult, Report, TestResult
+    from grader.pages import feedback_html
 
     report, feedback_nb = grade_notebooks(source(), read_notebook(FIXTURES / "submissions" / "partial.ipynb"))
     page = feedback_html(report, feedback_nb)
@@ -354,7 +356,7 @@ def test_cli_batch_refuses_a_missing_folder(tmp_path):
 
 
 def test_notebook_budget_marks_the_rest_as_not_run():
-    from grader.execute import Limits, execute
+    from grader.grading.execute import Limits, execute
 
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code) for code in (
         "import time\ntime.sleep(2)", "time.sleep(5)", "print('never')")])
@@ -364,8 +366,9 @@ def test_notebook_budget_marks_the_rest_as_not_run():
 
 
 def test_the_feedback_page_says_the_graders_own_words_in_spanish():
+    from grader.grading.report import Report, TestResult
     from grader.messages import Say, say
-    from grader.report import Report, TestResult, feedback_html
+    from grader.pages import feedback_html
 
     messages = {"t_slow": ("timeout", say(Say.TIMEOUT, seconds=3)), "t_dead": ("died", say(Say.DIED)),
                 "t_hidden": ("failed", say(Say.IN_HIDDEN, ename="AssertionError"))}
@@ -460,7 +463,7 @@ def test_a_failed_check_in_the_students_own_jupyter_shows_the_tests_line_without
                                            timeout=60, output_hook=lambda msg: None)
     finally:
         manager.shutdown_kernel(now=True)
-    from grader.tracebacks import ANSI
+    from grader.grading.tracebacks import ANSI
 
     shown = ANSI.sub("", "\n".join(reply["content"]["traceback"]))
     assert 'assert_same(f(1), [1, {"a": 1}], "la lista")' in shown

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from grader.hidden import hidden_lines
-from grader.metadata import grade_id, is_solution, is_test
-from grader.notebooks import dumps, read_notebook
+from grader.authoring.metadata import grade_id, is_solution, is_test
+from grader.authoring.notebooks import dumps, read_notebook
+from grader.course_config import course_packages
+from grader.grading.hidden import hidden_lines
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
 
@@ -51,6 +52,7 @@ def test_a_release_holds_no_solution_and_no_hidden_test(released):
     for folder in ("student", "notebooks"):
         assert (released / folder / f"{LESSON}.ipynb").is_file()
     assert (released / "grader" / "__init__.py").is_file() and (released / "shared" / "handoffs").is_dir()
+    assert course_packages(released) == course_packages(ROOT) == ("handoffs", "reservo_tools")  # its kernels read them
     hidden, answers = _secrets()
     public = "\n".join(p.read_text(encoding="utf-8") for folder in ("student", "notebooks", "shared", "grader")
                        for p in (ROOT / folder).rglob("*") if p.suffix in (".ipynb", ".py"))

@@ -19,14 +19,14 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader.batch import batch
-from grader.execute import Limits, execute
+from grader.authoring.notebooks import dumps, read_notebook
+from grader.classroom.batch import batch
+from grader.grading.execute import Limits, execute
 from grader.kernels import kernel as kernel_module
 from grader.kernels.folders import run_folder
 from grader.kernels.kernel import Kernel
 from grader.kernels.mode import sandbox_mode
 from grader.kernels.uids import UID_SLOTS, first_uid
-from grader.notebooks import dumps, read_notebook
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
 
@@ -442,5 +442,6 @@ def test_sandbox_refuses_a_bad_mode(monkeypatch):
 
 
 def test_the_sandbox_is_a_plain_command():
-    done = subprocess.run([sys.executable, "-m", "grader.sandbox", "--parent", "1"], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "grader.kernels.sandbox", "--parent", "1"], capture_output=True,
+                          text=True)
     assert done.returncode != 0 and "usage" in done.stderr

@@ -6,8 +6,8 @@ from hypothesis import strategies as st
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from grader import timing
-from grader.hidden import MASK, MIN_PARTIAL, Scrubber
-from grader.preload import imported_modules
+from grader.grading.hidden import MASK, MIN_PARTIAL, Scrubber
+from grader.grading.preload import imported_modules
 from grader.timing import phase, phases
 
 HIDDEN = new_code_cell('assert_same(f(1), 2)\n### BEGIN HIDDEN TESTS\nassert_same(quote_total(5), 10000)\n'

@@ -1,7 +1,7 @@
 """Test cells as the kernel receives them, and values compared outside it: the grader's pure parts, no kernel.
 
-``grader.testcells`` rewrites each ``assert_same(actual, expected, what)`` so the kernel reports
-only the actual side; ``grader.values`` encodes values with their exact types and compares them
+``grader.grading.testcells`` rewrites each ``assert_same(actual, expected, what)`` so the kernel reports
+only the actual side; ``grader.grading.values`` encodes values with their exact types and compares them
 as ``assert_same`` does. The attacks on the whole grader are in test_verdicts.py.
 """
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.notebooks import read_notebook
-from grader.testcells import CheckRuleError, problems, rewrite
+from grader.authoring.notebooks import read_notebook
+from grader.grading.testcells import CheckRuleError, problems, rewrite
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -22,9 +22,9 @@ def test_rewrite_keeps_every_line_and_drops_only_the_expected_side():
     code = rewrite(cell)
     assert "secreto" not in code.visible and "before" not in code.visible and "oculto" not in code.hidden
     assert code.visible.split("\n")[1:3] == [
-        "value = f(1)", '__import__("grader.probe").probe.check(0, value, "el valor"']
+        "value = f(1)", '__import__("grader.grading.probe").grading.probe.check(0, value, "el valor"']
     assert len(code.visible.split("\n")) == 8 and code.hidden.split("\n")[9].startswith(
-        '__import__("grader.probe").probe.check(2, f(2))')
+        '__import__("grader.grading.probe").grading.probe.check(2, f(2))')
     assert [(c.index, c.line, c.hidden) for c in code.checks] == [(0, 3, False), (1, 8, False), (2, 10, True)]
     compile(code.visible, "<v>", "exec")
     compile(code.hidden, "<h>", "exec")
@@ -65,8 +65,8 @@ def test_a_name_that_feeds_only_expected_values_never_reaches_the_kernel():
 
 
 def test_the_same_values_compare_as_assert_same_does():
-    from grader.asserts import assert_same
-    from grader.values import difference, encode
+    from grader.grading.asserts import assert_same
+    from grader.grading.values import difference, encode
     from handoffs import HandoffPackage
 
     cases = [(3, 3), (3, 3.0), (True, 1), ([1, (2, "a")], [1, (2, "a")]), ([1, 2], [1, 2, 3]),
@@ -97,7 +97,7 @@ def test_the_same_values_compare_as_assert_same_does():
 
 
 def test_a_forged_tree_is_a_difference_never_a_match():
-    from grader.values import difference, encode
+    from grader.grading.values import difference, encode
 
     expected = encode([1, 2])
     for forged in ({"t": "list"}, {"t": "list", "items": "x"}, {"t": "list", "items": [{"t": "int"}]},
@@ -124,7 +124,7 @@ def test_the_line_of_an_error_is_read_from_cell_frames_only_and_quoted_as_the_st
     """``raised_at`` reads IPython's frames (colours and all): the deepest cell frame wins; a test cell's own line
     is quoted from the visible part the student reads (never the probe the kernel ran, never a hidden line);
     anything else, a library frame or a traceback that is not IPython's, gives no line."""
-    from grader.tracebacks import raised_at
+    from grader.grading.tracebacks import raised_at
 
     code = rewrite('assert_same(f(1), 2, "uno")\n### BEGIN HIDDEN TESTS\nassert_same(f(3), 4)\n### END HIDDEN TESTS')
     kernel_line = code.visible.split("\n")[0]

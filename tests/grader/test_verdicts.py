@@ -1,8 +1,8 @@
 """Verdicts decided outside the student's kernel: each attack that earned full marks when tests were judged inside it.
 
 The student's kernel receives each test cell with the expected side of every check removed
-(``grader.testcells``); it reports values (``grader.probe``) and the grader compares them with the
-expected values of a trusted run of the solution (``grader.reference``). Each test here is one
+(``grader.grading.testcells``); it reports values (``grader.grading.probe``) and the grader compares them with the
+expected values of a trusted run of the solution (``grader.grading.reference``). Each test here is one
 real attack, graded by the real grader; the fixture source has test_quote_total (1 point),
 test_quote_total_more (2, hidden part: quote_total(5) is 10000) and test_charge (2, hidden part:
 charge(6400) is 3200). The honest answers below (quote_total right, charge wrong) score 3.
@@ -19,13 +19,13 @@ import pytest
 from fixture_submissions import RIGHT_CHARGE, RIGHT_QUOTE, SOURCE, WRONG_CHARGE, cell_of, submission
 from nbformat.v4 import new_code_cell
 
-from grader.api import grade_notebooks
-from grader.batch import batch
-from grader.execute import Limits
-from grader.generate import student_version
-from grader.metadata import is_test
-from grader.notebooks import dumps, read_notebook
-from grader.testcells import rewrite_tests
+from grader.authoring.generate import student_version
+from grader.authoring.metadata import is_test
+from grader.authoring.notebooks import dumps, read_notebook
+from grader.classroom.batch import batch
+from grader.grading.execute import Limits
+from grader.grading.pipeline import grade_notebooks
+from grader.grading.testcells import rewrite_tests
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
 
@@ -66,14 +66,14 @@ OK_REPLY_FOR_ITS_TEST = '''def charge(price_cents):
     raise ValueError("sin implementar")'''
 IMPORT_PROXY = '''import builtins, types
 from IPython.display import publish_display_data
-from grader.values import encode
+from grader.grading.values import encode
 
 _real_import = builtins.__import__
 _fake = types.ModuleType("grader")
 _fake.probe = types.SimpleNamespace(check=lambda index, *a, **k: publish_display_data(
     {"application/vnd.handoffs-grader.check+json": {"check": index, "actual": encode(3000), "what": "x"}}))
 def _proxy(name, *args, **kwargs):
-    return _fake if name == "grader.probe" else _real_import(name, *args, **kwargs)
+    return _fake if name == "grader.grading.probe" else _real_import(name, *args, **kwargs)
 builtins.__import__ = _proxy'''
 BASE64_LEAK = '''import base64, linecache
 print(base64.b64encode("\\n".join("".join(e[2]) for e in linecache.cache.values() if len(e) > 2).encode()).decode())
@@ -84,7 +84,7 @@ HIDDEN_PRINTER = '''def charge(price_cents):
     return price_cents'''
 FORGED_REPORTS = '''def charge(price_cents):
     from IPython.display import publish_display_data
-    from grader.values import encode
+    from grader.grading.values import encode
     for index in range(8):  # a report for every check, with the visible expected value
         publish_display_data({"application/vnd.handoffs-grader.check+json":
                               {"check": index, "actual": encode(3000), "what": "x"}})
@@ -263,7 +263,7 @@ def test_no_expected_value_of_a_lesson_is_anywhere_in_the_kernels_memory():
 
 
 def test_the_reference_run_is_once_per_source(monkeypatch):
-    from grader import reference
+    from grader.grading import reference
 
     calls = []
     real = reference.run_reference
@@ -289,7 +289,7 @@ def test_the_static_scan_flags_reaching_the_kernel_its_frames_and_memory(graded,
 @pytest.mark.parametrize("path", [SOURCE, ROOT / "solutions" / "01_handoff_vs_router.ipynb"], ids=lambda p: p.stem)
 def test_expected_values_read_from_literals_are_those_a_run_of_the_solution_gives(path):
     """Where every expected side is a literal, no reference run is needed; the values are the same."""
-    from grader.reference import from_literals, run_reference
+    from grader.grading.reference import from_literals, run_reference
 
     source = read_notebook(path)
     literals = from_literals(source)
@@ -299,6 +299,6 @@ def test_expected_values_read_from_literals_are_those_a_run_of_the_solution_give
 
 
 def test_a_source_with_an_expression_on_an_expected_side_needs_a_run():
-    from grader.reference import from_literals
+    from grader.grading.reference import from_literals
 
     assert from_literals(read_notebook(ROOT / "solutions" / "03_handoff_pseudo_tool.ipynb")) is None

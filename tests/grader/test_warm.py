@@ -10,17 +10,17 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader import probe
-from grader.batch import batch
+from grader.authoring.generate import student_version
+from grader.authoring.notebooks import dumps
+from grader.classroom.batch import batch
 from grader.errors import SandboxError
-from grader.execute import CellOutputs, Limits, execute
-from grader.generate import student_version
+from grader.grading import probe
+from grader.grading.execute import CellOutputs, Limits, execute
+from grader.grading.values import encode
 from grader.kernels import zygote
 from grader.kernels.kernel import start_kernel
 from grader.kernels.request import Outcome, request
 from grader.kernels.request import execute as execute_request
-from grader.notebooks import dumps
-from grader.values import encode
 
 pytestmark = pytest.mark.slow  # kernels: not in make test-fast
 
@@ -69,7 +69,7 @@ def _wave_lesson(folder: Path) -> tuple[Path, Path]:
 def test_a_batch_preloads_what_its_source_imports(tmp_path, preloaded, monkeypatch):
     source, submission = _wave_lesson(tmp_path)
     graded = batch(submission.parent, source, tmp_path / "out", workers=1, limits=LIMITS, progress=False)
-    monkeypatch.setattr("grader.batch.imported_modules", lambda notebooks: ())
+    monkeypatch.setattr("grader.classroom.batch.imported_modules", lambda notebooks: ())
     control = batch(submission.parent, source, tmp_path / "control", workers=1, limits=LIMITS, progress=False)
     assert [(r["status"], r["score"]) for r in graded] == [("graded", "1")]
     assert [(r["status"], r["score"]) for r in control] == [("graded", "0")]  # what the test sees without it
@@ -107,7 +107,7 @@ def counted(monkeypatch) -> list[str]:
 
 def test_reports_go_out_together_and_all_arrive(monkeypatch):
     kinds = counted(monkeypatch)
-    runs, _ = run(f"from grader.probe import check\nfor i in range({probe.BATCH * 2 + 10}):\n    check(i, [i])")
+    runs, _ = run(f"from grader.grading.probe import check\nfor i in range({probe.BATCH * 2 + 10}):\n    check(i, [i])")
     assert [r["check"] for r in runs[0].reports] == list(range(probe.BATCH * 2 + 10))
     assert [r["actual"] for r in runs[0].reports[:2]] == [encode([0]), encode([1])]
     assert kinds.count("report") == 3  # BATCH, BATCH, then the rest when the request ends
@@ -116,8 +116,8 @@ def test_reports_go_out_together_and_all_arrive(monkeypatch):
 def test_large_reports_go_out_apart_and_a_raising_part_still_sends_its_reports(monkeypatch):
     kinds = counted(monkeypatch)
     big = probe.BATCH_CHARS  # each report alone is as large as a whole batch may be
-    runs, _ = run(f"from grader.probe import check\ncheck(0, 'a' * {big})\ncheck(1, 'b' * {big})\ncheck(2, 3)",
-                  "from grader.probe import check\ncheck(0, 'before')\nraise ValueError('after')")
+    runs, _ = run(f"from grader.grading.probe import check\ncheck(0, 'a' * {big})\ncheck(1, 'b' * {big})\ncheck(2, 3)",
+                  "from grader.grading.probe import check\ncheck(0, 'before')\nraise ValueError('after')")
     assert [r["actual"] for r in runs[0].reports] == [encode("a" * big), encode("b" * big), encode(3)]
     assert kinds.count("report") == 4  # the first alone, the second alone, the third at the end; the raising cell
     assert runs[1].status == "error" and [r["check"] for r in runs[1].reports] == [0]

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.course import guided_notebooks, student_notebooks
-from grader.workspace import fill
+from grader.authoring.course import guided_notebooks, student_notebooks
+from grader.authoring.workspace import fill
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
 
@@ -41,16 +41,16 @@ def test_a_saved_notebook_is_kept_and_a_new_lesson_appears(tmp_path):
 def test_a_file_in_place_of_a_folder_is_one_line_and_exit_2(tmp_path):
     (tmp_path / "work").mkdir()
     (tmp_path / "work" / "guided").write_text("not a folder", encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "grader.workspace", str(tmp_path / "work"), "--course", str(ROOT)],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-m", "grader.authoring.workspace", str(tmp_path / "work"),
+                           "--course", str(ROOT)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [f"error: {tmp_path / 'work' / 'guided'} exists and is not a folder"]
     assert (tmp_path / "work" / "guided").read_text(encoding="utf-8") == "not a folder"
 
 
 def test_a_course_without_notebooks_is_one_line_and_exit_2(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "grader.workspace", str(tmp_path / "work"), "--course", str(tmp_path)],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-m", "grader.authoring.workspace", str(tmp_path / "work"),
+                           "--course", str(tmp_path)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert done.stderr.strip() == f"error: no notebooks in {tmp_path / 'notebooks'}"
     assert not (tmp_path / "work").exists()

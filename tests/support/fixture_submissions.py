@@ -8,8 +8,8 @@ from pathlib import Path
 
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
-from grader.generate import student_version
-from grader.notebooks import read_notebook
+from grader.authoring.generate import student_version
+from grader.authoring.notebooks import read_notebook
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "grader"
 SUBMISSIONS = FIXTURES / "submissions"

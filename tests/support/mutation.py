@@ -59,8 +59,8 @@ if __package__ in (None, ""):  # run as a script: the repository's grader, not a
 
 from visible_grading import ROOT, grade_replacements  # noqa: E402
 
-from grader.metadata import grade_id, is_manual, is_solution  # noqa: E402
-from grader.notebooks import read_notebook  # noqa: E402
+from grader.authoring.metadata import grade_id, is_manual, is_solution  # noqa: E402
+from grader.authoring.notebooks import read_notebook  # noqa: E402
 
 N = 6
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"

@@ -28,7 +28,8 @@ def kernels():
         except OSError:
             continue
         if sys.prefix.encode() in cmdline and any(
-                marker in cmdline for marker in (b"ipykernel_launcher", b"grader.sandbox", b"grader.kernels.zygote")) \
+                marker in cmdline
+                for marker in (b"ipykernel_launcher", b"grader.kernels.sandbox", b"grader.kernels.zygote")) \
                 and _this_session(proc):
             found.append(proc.name)
     return set(found)

@@ -12,10 +12,10 @@ from pathlib import Path
 
 from nbgrader.preprocessors import ClearHiddenTests
 
-from grader.batch import batch
-from grader.execute import Limits
-from grader.metadata import grade_id
-from grader.notebooks import dumps, read_notebook
+from grader.authoring.metadata import grade_id
+from grader.authoring.notebooks import dumps, read_notebook
+from grader.classroom.batch import batch
+from grader.grading.execute import Limits
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -31,7 +31,7 @@ def grade_replacements(root: Path, submissions: Mapping[str, tuple[Path, str, st
     """``submissions``: name -> (solution notebook, grade_id of the cell replaced, its new code). Every one is
     graded in one batch (2 workers) under ``root``; returns the reports by name. Names must start with the
     solution's stem (the batch matches a submission to its source by name). ``name_mistakes``: the reports
-    name the written-down wrong answers a submission matches (``grader.mistakes``; costs one run of each)."""
+    name the written-down wrong answers a submission matches (``grader.grading.mistakes``; costs one run of each)."""
     sources, subs, out = root / "sources", root / "subs", root / "out"
     sources.mkdir()
     subs.mkdir()

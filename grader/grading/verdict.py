@@ -11,17 +11,19 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .execute import CellRun
-from .messages import Message, Say, say
+from ..messages import Message, Say, say
+from .execute import CellRun, CellStatus
+from .report import TestStatus
 from .testcells import KernelCode
 from .tracebacks import raised_at
 from .values import Node, difference
 
-STATUS = {"ok": "passed", "error": "failed", "timeout": "timeout", "died": "died", "not-run": "not-run"}
+STATUS = {CellStatus.OK: TestStatus.PASSED, CellStatus.ERROR: TestStatus.FAILED, CellStatus.TIMEOUT: TestStatus.TIMEOUT,
+          CellStatus.DIED: TestStatus.DIED, CellStatus.NOT_RUN: TestStatus.NOT_RUN}
 
 
 class CheckReport(BaseModel):
-    """One check as a kernel reports it (``grader.probe``): its number, its actual value, its description."""
+    """One check as a kernel reports it (``grader.grading.probe``): its number, its actual value, its description."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -54,7 +56,7 @@ def _part(reports: list[Any], checks: list[int]) -> dict[int, CheckReport] | str
     return found
 
 
-def judge(code: KernelCode, run: CellRun, expected: dict[int, Node]) -> tuple[str, str | Message]:
+def judge(code: KernelCode, run: CellRun, expected: dict[int, Node]) -> tuple[TestStatus, str | Message]:
     """(status, feedback) of a test cell from its run and the expected value of each check: one line, or one of
     the grader's own messages (``grader.messages``)."""
     if not run.ok:
@@ -63,26 +65,27 @@ def judge(code: KernelCode, run: CellRun, expected: dict[int, Node]) -> tuple[st
     hidden = [c.index for c in code.checks if c.hidden]
     found = _part(run.reports, visible)
     if isinstance(found, str):
-        return "failed", f"CheckReport: {found}"
+        return TestStatus.FAILED, f"CheckReport: {found}"
     for check in code.checks:
         if check.hidden:
             continue
         what = found[check.index].what if check.index in found else (check.what or f"comprobación {check.index + 1}")
         if check.index not in found:
-            return "failed", f"CheckMissing: {what}: esta comprobación no llegó a informar su valor"
+            return TestStatus.FAILED, f"CheckMissing: {what}: esta comprobación no llegó a informar su valor"
         if check.index not in expected:
-            return "failed", f"NoExpectedValue: {what}: el grader no tiene el valor esperado de esta comprobación"
+            return (TestStatus.FAILED,
+                    f"NoExpectedValue: {what}: el grader no tiene el valor esperado de esta comprobación")
         if (problem := difference(found[check.index].actual, expected[check.index], what)) is not None:
-            return "failed", f"AssertionError: {problem}"
+            return TestStatus.FAILED, f"AssertionError: {problem}"
     if not hidden:
-        return "passed", ""
+        return TestStatus.PASSED, ""
     if run.hidden is None:
-        return "failed", say(Say.IN_HIDDEN, ename="NotRun")
+        return TestStatus.FAILED, say(Say.IN_HIDDEN, ename="NotRun")
     if not run.hidden.ok:
         return STATUS[run.hidden.status], say(Say.IN_HIDDEN, ename=run.hidden.ename)
     found = _part(run.hidden.reports, hidden)
     if isinstance(found, str) or any(
             index not in found or index not in expected or difference(found[index].actual, expected[index]) is not None
             for index in hidden):
-        return "failed", say(Say.IN_HIDDEN, ename="AssertionError")
-    return "passed", ""
+        return TestStatus.FAILED, say(Say.IN_HIDDEN, ename="AssertionError")
+    return TestStatus.PASSED, ""

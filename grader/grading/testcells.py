@@ -11,7 +11,7 @@ The rule a test cell follows (``grader check`` refuses a cell that breaks it, na
   ``### END HIDDEN TESTS``, and hold at least one check;
 * the cell holds at least one check.
 
-``rewrite`` turns each check into ``check(k, actual, what)`` (``grader.probe``), keeping every
+``rewrite`` turns each check into ``check(k, actual, what)`` (``grader.grading.probe``), keeping every
 line where it was, so a traceback points at the line the student reads. The visible part and
 the hidden part become two pieces of code, run as two requests. In the reference run of the
 solution (``expected=True``) each call also carries ``expected=...``; the student's kernel
@@ -25,11 +25,11 @@ from dataclasses import dataclass
 
 from nbformat import NotebookNode
 
-from .errors import GraderError
-from .metadata import HIDDEN_BEGIN, HIDDEN_END, grade_id, is_test
+from ..authoring.metadata import HIDDEN_BEGIN, HIDDEN_END, grade_id, is_test
+from ..errors import GraderError
 
 CHECK_NAME = "assert_same"
-PROBE = '__import__("grader.probe").probe.check'
+PROBE = '__import__("grader.grading.probe").grading.probe.check'
 
 
 class CheckRuleError(GraderError):

@@ -2,53 +2,45 @@
 
 A worker's task is a pure function of bytes (``grade_one``): it returns the row, the report and the
 feedback page, and this process writes them, so the same tasks run in the local pool or on a Dask
-cluster (``grader.cluster``).
+cluster (``grader.classroom.cluster``).
 
 A bad submission becomes a row with status "error" and the batch goes on. Re-running
 skips submissions whose report is already there for the same submission, source, limits
 and grader code (a content hash), so an interrupted batch resumes where it stopped. Every
 submission and source is read into memory before any student code runs; the output
-folder, where the cache lives, is out of the kernels' reach (see grader.sandbox). The
+folder, where the cache lives, is out of the kernels' reach (see grader.kernels.sandbox). The
 expected values of each lesson's checks come from one reference run of its solution in this
-process (``grader.reference``), sent to the workers as data.
+process (``grader.grading.reference``), sent to the workers as data.
 """
 
 import contextlib
-import csv
 import dataclasses
 import functools
-import hashlib
-import io
-import json
 import logging
 import os
 import time
-import urllib.parse
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from .api import WrongLesson, grade_notebooks
-from .course import match_source
-from .errors import GraderError, MissingPath, WrongKindOfPath
-from .execute import Limits
-from .generate import student_version
-from .kernels import zygote
-from .kernels.supply import KernelSupply, worker_supply
-from .notebooks import parse_notebook, read_bytes, write_atomic
+from ..authoring.course import match_source
+from ..authoring.generate import student_version
+from ..authoring.notebooks import parse_notebook, read_bytes
+from ..errors import GraderError, MissingPath, WrongKindOfPath
+from ..grading.execute import Limits
+from ..grading.pipeline import WrongLesson, grade_notebooks
+from ..grading.preload import imported_modules
+from ..grading.reference import Reference, reference_for
+from ..grading.report import Report
+from ..kernels import zygote
+from ..kernels.supply import KernelSupply, worker_supply
+from ..pages import feedback_html
+from ..timing import phase, phases
+from .gradebook import COLUMNS, Gradebook, RowStatus, cache_key, manual_columns, slug
 from .pool import run_on_cluster, run_tasks
-from .preload import imported_modules
-from .reference import Reference, grader_digest, reference_for
-from .report import Report, feedback_html, printable
-from .timing import phase, phases
 
 logger = logging.getLogger(__name__)
 
-COLUMNS = ("submission", "source", "score", "max_score", "status", "error", "tampered", "suspicious", "cached",
-           "manual_pending", "manual_score", "manual_max", "total_score", "total_max")
-"""score/max_score are the autograded points only; the manual_* columns are the cells graded by hand
-(``manual_pending`` lists ``grade_id:points`` still to grade); total_* is filled once nothing is pending."""
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def find_submissions(directory: str | Path, out: str | Path | None = None) -> list[Path]:
@@ -62,19 +54,6 @@ def find_submissions(directory: str | Path, out: str | Path | None = None) -> li
                          and not (resolved and (here / name).resolve() == resolved)]
         found += [here / name for name in files if name.endswith(".ipynb")]
     return sorted(found)
-
-
-def _key(submission: bytes, source: bytes, limits: Limits) -> str:
-    digest = hashlib.sha256()
-    for part in (submission, source, repr(limits).encode(), grader_digest().encode()):
-        digest.update(hashlib.sha256(part).digest())
-    return digest.hexdigest()
-
-
-def _slug(submission: Path, root: Path) -> str:
-    """The file name of a submission's report and page: its path under the folder, percent-encoded (``/`` is
-    ``%2F``), so two submissions never share one and each name reads back as its path."""
-    return urllib.parse.quote(submission.relative_to(root).with_suffix("").as_posix(), safe="")
 
 
 def _read(path: str | os.PathLike[str]) -> bytes:
@@ -123,7 +102,7 @@ def _reference(path: Path, source_bytes: bytes, limits: Limits, supply: KernelSu
 
 
 def _imports(used: set[Path], sources: dict[Path, bytes]) -> tuple[str, ...]:
-    """The modules the sources in use import (``grader.preload``), read from the sources as ``_source`` keeps
+    """The modules the sources in use import (``grader.grading.preload``), read from the sources as ``_source`` keeps
     them for the reference runs; a source that cannot be used names none (``_reference`` gives its error)."""
     notebooks = []
     for path in sorted(used):
@@ -145,7 +124,8 @@ def _unnamed(error: str, submission: Path, root: Path) -> str:
 
 def _error_row(submission: Path, root: Path, error: str) -> dict[str, str]:
     """A submission's CSV row before (or instead of) its grade: status error, every other column empty."""
-    return {**dict.fromkeys(COLUMNS, ""), "submission": str(submission.relative_to(root)), "status": "error",
+    return {**dict.fromkeys(COLUMNS, ""), "submission": str(submission.relative_to(root)),
+            "status": RowStatus.ERROR,
             "error": _unnamed(error, submission, root), "cached": "no"}
 
 
@@ -159,105 +139,47 @@ class Graded(NamedTuple):
     phases: dict[str, float] | None = None  # that time per phase (``grader.timing``)
 
 
-def grade_one(submission: Path, source: Path, root: Path, limits: Limits, submission_bytes: bytes,
-              source_bytes: bytes, reference: str) -> Graded:
+class Task(NamedTuple):
+    """One submission to grade as a worker receives it: every input in memory, the paths only to name things."""
+
+    submission: Path
+    source: Path
+    root: Path  # the submissions folder: a row names its submission relative to it
+    limits: Limits
+    submission_bytes: bytes
+    source_bytes: bytes
+    reference: str  # the source's reference, JSON
+
+
+def grade_one(task: Task) -> Graded:
     """Grade one submission from its bytes, its source's and the source's reference (JSON), reading and writing
     no file: a worker's whole task.
 
-    The paths only name things (the row, the messages); the client writes the files (``save``).
+    The paths only name things (the row, the messages); the client writes the files (``Gradebook.save``).
     """
+    submission, source, root = task.submission, task.source, task.root
     row, start = {**_error_row(submission, root, ""), "source": str(source)}, time.perf_counter()
     try:
         with phases() as record:
             with phase("assemble"):
-                report, feedback_nb = _grade(source_bytes, lambda: parse_notebook(submission_bytes, submission),
-                                             limits, (str(source), row["submission"]), _reference_of(reference))
+                report, feedback_nb = _grade(task.source_bytes,
+                                             lambda: parse_notebook(task.submission_bytes, submission), task.limits,
+                                             (str(source), row["submission"]), _reference_of(task.reference))
             with phase("report"):
                 data = report.to_dict()
-                row.update(score=f"{report.score:g}", max_score=f"{report.max_score:g}", status="graded",
+                row.update(score=f"{report.score:g}", max_score=f"{report.max_score:g}", status=RowStatus.GRADED,
                            tampered=" ".join(f"{t['grade_id']}:{t['problem']}" for t in report.tampered),
                            suspicious=" ".join(report.suspicious), **manual_columns(data))
                 page = feedback_html(report, feedback_nb)
         return Graded(row, data, page, time.perf_counter() - start, record)
     except WrongLesson as error:
-        row.update(status="wrong-lesson", error=_unnamed(str(error), submission, root))
+        row.update(status=RowStatus.WRONG_LESSON, error=_unnamed(str(error), submission, root))
     except (GraderError, OSError) as error:
         row["error"] = _unnamed(str(error), submission, root)
     except Exception as error:  # noqa: BLE001 - one submission never stops the batch
         logger.debug("grading %s failed", submission, exc_info=True)
         row["error"] = f"grader error: {type(error).__name__}: {' '.join(str(error).split())}"[:500]
     return Graded(row)
-
-
-def _cached(report_path: Path, key: str) -> dict[str, str] | None:
-    """The saved row of a submission graded before with the same key (bytes, source, limits), or None."""
-    try:
-        saved = json.loads(report_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):  # not graded yet, or a report that cannot be read: grade it again
-        return None
-    return saved["row"] if isinstance(saved, dict) and saved.get("key") == key and "row" in saved else None
-
-
-def save(graded: Graded, out: Path, slug: str, key: str) -> dict[str, str]:
-    """Write a graded submission's feedback page, then its report (the cache entry); returns its CSV row."""
-    row = graded.row
-    if graded.report is not None and graded.feedback is not None:
-        try:
-            write_atomic(out / "feedback" / f"{slug}.html", graded.feedback)
-            write_atomic(out / "reports" / f"{slug}.json", json.dumps(
-                {"key": key, "row": row, "report": graded.report}, indent=2, ensure_ascii=False, sort_keys=True)
-                + "\n")
-        except OSError as error:
-            row = {**row, "error": " ".join(str(error).split())}
-    return row
-
-
-def manual_columns(report: dict[str, Any]) -> dict[str, str]:
-    """The CSV's manual-grading columns from a report's data (``Report.to_dict``, marks maybe imported)."""
-    manual = report.get("manual", [])
-    pending = [m for m in manual if m.get("points") is None]
-    manual_score = sum(m["points"] for m in manual if m.get("points") is not None)
-    manual_max = sum(m["max_points"] for m in manual)
-    done, graded = not pending, len(pending) < len(manual)
-    return {"manual_pending": " ".join(f"{m['grade_id']}:{m['max_points']:g}" for m in pending),
-            "manual_score": f"{manual_score:g}" if graded or not manual else "",
-            "manual_max": f"{manual_max:g}",
-            "total_score": f"{report['score'] + manual_score:g}" if done else "",
-            "total_max": f"{report['max_score'] + manual_max:g}"}
-
-
-def spreadsheet_safe(value: Any) -> str:
-    """A CSV cell no spreadsheet reads as a formula (a leading =, +, -, @, tab or CR is escaped with ') and no
-    terminal reads as a control sequence."""
-    text = str(value)
-    return printable(f"'{text}" if text.startswith(FORMULA_START) else text)
-
-
-def write_csv(rows: list[dict[str, str]], path: Path) -> None:
-    """Write grades.csv atomically, one row per submission, sorted by submission."""
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n", extrasaction="ignore")
-    writer.writeheader()
-    for row in sorted(rows, key=lambda row: row["submission"]):
-        writer.writerow({key: spreadsheet_safe(row.get(key, "")) for key in COLUMNS})
-    write_atomic(path, buffer.getvalue())
-
-
-def write_times(times: dict[str, float], path: Path) -> None:
-    """Write times.csv (submission, seconds a worker spent on it), keeping the times of submissions not graded this
-    time (cached): measured, not graded, so apart from the reports, which stay the same bytes on every run."""
-    kept: dict[str, str] = {}
-    try:
-        with path.open(encoding="utf-8", newline="") as handle:
-            kept = {row["submission"]: row["seconds"] for row in csv.DictReader(handle)}
-    except (OSError, KeyError, csv.Error):
-        kept = {}
-    kept.update({submission: f"{seconds:.3f}" for submission, seconds in times.items()})
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(("submission", "seconds"))
-    writer.writerows((spreadsheet_safe(submission), seconds) for submission, seconds in sorted(kept.items()))
-    write_atomic(path, buffer.getvalue())
 
 
 def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out: str | os.PathLike[str],
@@ -268,10 +190,11 @@ def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out
 
     ``scheduler`` (``tcp://HOST:PORT`` or ``local:N``) runs the tasks on a Dask cluster instead of the local pool.
     ``name_mistakes`` runs each source's written-down wrong answers once here, so every report names the ones
-    its answers behave like (``grader.mistakes``). ``timings``, when given, receives each graded submission's
+    its answers behave like (``grader.grading.mistakes``). ``timings``, when given, receives each graded submission's
     seconds per phase (``grader.timing``), writing its files included.
     """
     directory, out = Path(directory), Path(out)
+    book = Gradebook(out)
     for path, what in ((directory, "submissions folder"), (Path(source), "source")):
         if not path.exists():
             raise MissingPath(f"{what} {path} does not exist")
@@ -281,7 +204,7 @@ def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out
     if out.exists() and not out.is_dir():
         raise WrongKindOfPath(f"--out {out} is a file: name a folder for the grades (it is made if missing)")
     rows: list[dict[str, str]] = []
-    tasks: list[tuple[Path, Path, Path, Limits, bytes, bytes, str]] = []
+    tasks: list[Task] = []
     saves: list[tuple[str, str]] = []  # per task: its slug and cache key
     sources: dict[Path, bytes] = {}
     references: dict[Path, str | GraderError] = {}
@@ -300,29 +223,29 @@ def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out
             logger.debug("reading %s failed", path, exc_info=True)
             rows.append(_error_row(path, directory, f"grader error: {type(error).__name__}: {error}"[:500]))
             continue
-        slug, key = _slug(path, directory), _key(data, sources[matched], limits)
-        cached = _cached(out / "reports" / f"{slug}.json", key)
+        name, key = slug(path, directory), cache_key(data, sources[matched], limits)
+        cached = book.cached(name, key)
         if cached is not None:
             rows.append({**_error_row(path, directory, ""), "source": str(matched), **cached, "cached": "yes"})
             continue
-        graded.append((path, data, matched, slug, key))
+        graded.append((path, data, matched, name, key))
     modules = _imports({matched for _, _, matched, _, _ in graded}, sources)
     zygote.preload(modules)
     supply = KernelSupply(limits.memory_bytes)  # the reference runs' kernels, closed before any student code runs
-    for path, data, matched, slug, key in graded:
+    for path, data, matched, name, key in graded:
         if matched not in references:
             references[matched] = _reference(matched, sources[matched], limits, supply, name_mistakes)
         reference = references[matched]
         if isinstance(reference, GraderError):
             rows.append({**_error_row(path, directory, str(reference)), "source": str(matched)})
             continue
-        tasks.append((path, matched, directory, limits, data, sources[matched], reference))
-        saves.append((slug, key))
+        tasks.append(Task(path, matched, directory, limits, data, sources[matched], reference))
+        saves.append((name, key))
     supply.close()
     zygote.release()  # the reference runs' kernels are gone; nothing of them outlives them here
     done: Iterable[tuple[int, Graded | BaseException]] = (
         run_tasks(grade_one, tasks, workers, limits, modules) if scheduler is None
-        else run_on_cluster(scheduler, grade_one, tasks, limits, [slug for slug, _ in saves], modules))
+        else run_on_cluster(scheduler, grade_one, tasks, limits, [name for name, _ in saves], modules))
     with contextlib.ExitStack() as stack:
         if progress:  # a log line is printed above the bar, never through it
             from tqdm import tqdm
@@ -331,14 +254,14 @@ def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out
             stack.enter_context(logging_redirect_tqdm())
         for index, result in done:
             if isinstance(result, BaseException):  # the worker process itself failed
-                path = tasks[index][0]
+                path = tasks[index].submission
                 rows.append(_error_row(path, directory, f"worker failed: {type(result).__name__}: {result}"))
             else:
                 written = time.perf_counter()
-                rows.append(save(result, out, *saves[index]))
+                rows.append(book.save(*saves[index], result.row, result.report, result.feedback))
                 times[rows[-1]["submission"]] = result.seconds
                 if timings is not None and result.phases is not None:
                     timings[rows[-1]["submission"]] = {**result.phases, "files": time.perf_counter() - written}
-    write_csv(rows, out / "grades.csv")
-    write_times(times, out / "times.csv")
+    book.write_rows(rows)
+    book.write_times(times)
     return sorted(rows, key=lambda row: row["submission"])

@@ -25,7 +25,7 @@ import sys
 import types
 from typing import Any
 
-from .errors import GraderError
+from ..errors import GraderError
 
 MAX_DEPTH = 40
 MAX_NODES = 50_000

@@ -4,39 +4,40 @@ Each worker process holds a warm ``KernelSupply``. A worker that dies (killed by
 submission when the sandbox cannot stop it, or by the system) breaks the whole pool:
 the pool is rebuilt and every task that had not finished is retried alone, one by one,
 so only the task that kills its worker loses its result. ``run_on_cluster`` runs the same
-tasks on a Dask cluster instead (``grader.cluster``, the optional ``cluster`` extra).
+tasks on a Dask cluster instead (``grader.classroom.cluster``, the optional ``cluster`` extra).
 """
 
 import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from .errors import ClusterError
-from .execute import Limits
-from .kernels.supply import start_worker_supply
-from .kernels.uids import sweep_orphans
+from ..errors import ClusterError
+from ..grading.execute import Limits
+from ..kernels.supply import start_worker_supply
+from ..kernels.uids import sweep_orphans
 
 R = TypeVar("R")
+T = TypeVar("T")
 
 
 def worker_pool(workers: int | None, limits: Limits, modules: Sequence[str] = ()) -> ProcessPoolExecutor:
     """A process pool of ``workers`` (default: one per core), each with a warm kernel supply whose kernels find
-    ``modules`` imported (``grader.preload``)."""
+    ``modules`` imported (``grader.grading.preload``)."""
     return ProcessPoolExecutor(max(1, workers or os.cpu_count() or 1), initializer=start_worker_supply,
                                initargs=(limits.memory_bytes, tuple(modules)))
 
 
-def run_tasks(function: Callable[..., R], tasks: Sequence[tuple[Any, ...]], workers: int | None,
+def run_tasks(function: Callable[[T], R], tasks: Sequence[T], workers: int | None,
               limits: Limits, modules: Sequence[str] = ()) -> Iterator[tuple[int, R | BaseException]]:
-    """Run ``function(*task)`` for every task in a worker pool; yield (task index, result or exception) as each ends.
+    """Run ``function(task)`` for every task in a worker pool; yield (task index, result or exception) as each ends.
 
     A task whose worker died twice (once in the shared pool, once alone) yields its BrokenProcessPool.
     """
     unfinished: list[int] = []
     with worker_pool(workers, limits, modules) as pool:
-        futures: dict[Future[R], int] = {pool.submit(function, *task): i for i, task in enumerate(tasks)}
+        futures: dict[Future[R], int] = {pool.submit(function, task): i for i, task in enumerate(tasks)}
         for future in as_completed(futures):
             try:
                 yield futures[future], future.result()
@@ -49,7 +50,7 @@ def run_tasks(function: Callable[..., R], tasks: Sequence[tuple[Any, ...]], work
         for i in sorted(unfinished):
             alone = alone or worker_pool(1, limits, modules)
             try:
-                yield i, alone.submit(function, *tasks[i]).result()
+                yield i, alone.submit(function, tasks[i]).result()
             except BrokenProcessPool as error:
                 alone.shutdown(wait=False, cancel_futures=True)
                 alone = None
@@ -62,7 +63,7 @@ def run_tasks(function: Callable[..., R], tasks: Sequence[tuple[Any, ...]], work
         sweep_orphans()  # what a worker killed mid-task could not stop
 
 
-def run_on_cluster(scheduler: str, function: Callable[..., R], tasks: Sequence[tuple[Any, ...]], limits: Limits,
+def run_on_cluster(scheduler: str, function: Callable[[T], R], tasks: Sequence[T], limits: Limits,
                    names: Sequence[str] | None = None, modules: Sequence[str] = ()
                    ) -> Iterator[tuple[int, R | BaseException]]:
     """``run_tasks`` on the Dask cluster at ``scheduler`` (``tcp://HOST:PORT``, or ``local:N`` to start one here)."""

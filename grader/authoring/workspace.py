@@ -4,7 +4,7 @@
     work/exercises/NN_name.ipynb   copied from student/
 
 Only missing files are copied (``cp -n``): a new lesson appears, and a notebook the student has
-already saved is never overwritten. ``python -m grader.workspace [WORK]`` (``make course`` runs it).
+already saved is never overwritten. ``python -m grader.authoring.workspace [WORK]`` (``make course`` runs it).
 """
 
 import argparse
@@ -14,8 +14,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .course import GUIDED, STUDENT, course_root
-from .errors import GraderError, MissingPath
+from ..course_config import course_root
+from ..errors import GraderError, MissingPath
+from .course import GUIDED, STUDENT
 
 ROOT = course_root()
 FOLDERS = {GUIDED: "guided", STUDENT: "exercises"}  # course folder -> its copy under work/
@@ -67,8 +68,8 @@ def fill(work: str | os.PathLike[str], root: str | os.PathLike[str] = ROOT) -> l
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m grader.workspace [WORK] [--course ROOT]``: fill WORK (default ``work/`` of the course)."""
-    parser = argparse.ArgumentParser(prog="python -m grader.workspace",
+    """``python -m grader.authoring.workspace [WORK] [--course ROOT]``: fill WORK (default ``work/`` of the course)."""
+    parser = argparse.ArgumentParser(prog="python -m grader.authoring.workspace",
                                      description="Copy the course's notebooks a student has not got yet into WORK.")
     parser.add_argument("work", nargs="?", help="the student's folder (default: work/ in the course folder)")
     parser.add_argument("--course", default=str(ROOT), help="the course folder (default: %(default)s)")

@@ -8,21 +8,21 @@ from typing import Any
 import nbformat
 from nbformat import NotebookNode
 
+from ..authoring.course import graded_ids
+from ..authoring.generate import student_version
+from ..authoring.metadata import grade_id, is_manual, is_protected, is_solution, is_test, points, type_problems
+from ..authoring.notebooks import UnusableNotebook, read_notebook
+from ..kernels.supply import KernelSupply
+from ..messages import Message, Say, say
+from ..timing import phase
 from .assemble import Assembly, assemble
-from .course import graded_ids
 from .execute import DEFAULT_LIMITS, CellRun, Limits, execute
-from .generate import student_version
 from .hidden import Scrubber
-from .kernels.supply import KernelSupply
-from .messages import Message, Say, say
-from .metadata import grade_id, is_manual, is_protected, is_solution, is_test, points, type_problems
 from .mistakes import mistake_table, name_mistakes, tests_of
-from .notebooks import UnusableNotebook, read_notebook
 from .reference import Reference, reference_for, reported
-from .report import ManualResult, Report, TestResult, result_line
+from .report import ManualResult, Report, TestResult, TestStatus, result_line
 from .scan import scan_cells
 from .testcells import KernelCode, rewrite_tests
-from .timing import phase
 from .verdict import judge
 
 VISIBLE_ONLY_NOTE = say(Say.VISIBLE_ONLY).english()
@@ -48,7 +48,8 @@ def _results(source: NotebookNode, assembly: Assembly, runs: list[CellRun], code
             worth = points(test_cells[gid])
             status, feedback = judge(codes[gid], run, reference.expected.get(gid, {}))
             message = feedback if isinstance(feedback, Message) else None
-            report_parts["exercises"].append(TestResult(gid, worth if status == "passed" else 0.0, worth, status,
+            earned = worth if status == TestStatus.PASSED else 0.0
+            report_parts["exercises"].append(TestResult(gid, earned, worth, status,
                                                         message.english() if message else str(feedback), message,
                                                         exercise_of_test.get(gid, "")))
         elif not run.ok:
@@ -135,11 +136,11 @@ def grade_notebooks(source: NotebookNode, submission: NotebookNode, *, limits: L
     """Grade an in-memory submission against an in-memory source; returns (report, feedback notebook).
 
     ``student`` is the source's generated student version, and ``reference`` the expected values
-    of its checks (``grader.reference``), when the caller already has them. The student's kernel
+    of its checks (``grader.grading.reference``), when the caller already has them. The student's kernel
     receives each test cell without the expected side of its checks; every verdict is decided
     here. Every output and message is scrubbed of the hidden tests before it leaves this function.
 
-    ``visible_only`` is a student's self-check in a release (``grader.release``): the source is a
+    ``visible_only`` is a student's self-check in a release (``grader.authoring.release``): the source is a
     student notebook, there is no solution to run, and each check's expected side is evaluated in
     the submission's own kernel, beside its actual side. Never use it to grade a class.
     """

@@ -3,7 +3,7 @@
 ``release(root, out)`` copies the guided and student notebooks, the library, the grader, the
 lab and the set-up files into a new folder ``out`` (never an existing one) and marks it as a
 student release. There, ``grader grade`` grades a student's notebook on its visible tests only
-(``grader.api``, ``visible_only``): with no solution to run, each check's expected side is
+(``grader.grading.pipeline``, ``visible_only``): with no solution to run, each check's expected side is
 evaluated in the same kernel as its actual side, which is fine, since the student holds those
 tests anyway. Before the folder is put in place, every notebook in it is checked: a hidden
 test, a solution-only cell or a solution left in it stops the release.
@@ -15,8 +15,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from ..errors import GraderError
 from .course import GUIDED, SOLUTIONS, STUDENT
-from .errors import GraderError
 from .metadata import HIDDEN_BEGIN, MARKERS, is_solution_only
 from .notebooks import read_notebook, write_atomic
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
-from .errors import GraderError
+from ..errors import GraderError
 from .metadata import grade_id
 
 logger = logging.getLogger(__name__)

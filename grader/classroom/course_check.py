@@ -9,19 +9,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .api import grade_notebooks
-from .course import chosen, guided_notebooks, solution_notebooks, student_notebooks, student_path
-from .errors import GraderError
-from .execute import DEFAULT_LIMITS, Limits, execute
-from .generate import stamped, student_version
-from .kernels.supply import worker_supply
-from .metadata import grade_id, is_solution, metadata_problems, tags
-from .mistakes import wrong_answers
-from .notebooks import dumps, read_notebook, tidy, write_atomic
+from ..authoring.course import chosen, guided_notebooks, solution_notebooks, student_notebooks, student_path
+from ..authoring.generate import stamped, student_version
+from ..authoring.metadata import grade_id, is_solution, metadata_problems, tags
+from ..authoring.notebooks import dumps, read_notebook, tidy, write_atomic
+from ..errors import GraderError
+from ..grading.execute import DEFAULT_LIMITS, CellStatus, Limits, execute
+from ..grading.mistakes import wrong_answers
+from ..grading.pipeline import grade_notebooks
+from ..grading.preload import imported_modules
+from ..grading.reference import reference_for
+from ..grading.testcells import problems as rule_problems
+from ..kernels.supply import worker_supply
 from .pool import run_tasks
-from .preload import imported_modules
-from .reference import reference_for
-from .testcells import problems as rule_problems
 
 RAISES_TAG = "raises-exception"
 
@@ -44,9 +44,9 @@ def check_guided(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[str]:
     for run in runs:
         cell = nb.cells[run.index]
         expects_error = RAISES_TAG in tags(cell)
-        if expects_error and run.status == "ok":
+        if expects_error and run.status == CellStatus.OK:
             problems.append(f"{path}: cell {run.index} is tagged {RAISES_TAG} but ran without error")
-        elif not run.ok and not (expects_error and run.status == "error"):
+        elif not run.ok and not (expects_error and run.status == CellStatus.ERROR):
             problems.append(f"{path}: cell {run.index} failed: {run.summary}")
         elif run.index in stored and _text(cell.outputs) != stored[run.index]:
             problems.append(f"{path}: cell {run.index} printed something other than its stored output")
@@ -72,8 +72,8 @@ def store_outputs(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[str]:
 
 
 def check_solution(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[str]:
-    """A solution notebook has valid metadata, test cells that follow the rule of ``grader.testcells``, passes its own
-    checks in the reference run, and earns every point, with no cell failing and nothing restored."""
+    """A solution notebook has valid metadata, test cells that follow the rule of ``grader.grading.testcells``, passes
+    its own checks in the reference run, and earns every point, with no cell failing and nothing restored."""
     source = read_notebook(path)
     problems = metadata_problems(source, str(path)) or [f"{path}: {problem}" for problem in rule_problems(source)]
     if problems:
@@ -113,7 +113,7 @@ def check_student(source_path: Path, student_path: Path, limits: Limits = DEFAUL
 
 def check_mistakes(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[str]:
     """Each written-down wrong answer, graded as a submission (the solution with that one answer in its place),
-    loses points and is named as itself (``grader.mistakes``)."""
+    loses points and is named as itself (``grader.grading.mistakes``)."""
     source = read_notebook(path)
     student = student_version(source, str(path))
     reference = reference_for(source, student, limits, worker_supply(), mistakes=True)
@@ -170,12 +170,17 @@ def run_task(kind: str, args: tuple[Path, ...], limits: Limits = DEFAULT_LIMITS)
         return [str(error)]
 
 
+def _run(task: tuple[str, tuple[Path, ...], Limits]) -> list[str]:
+    """``run_task`` on one record of the pool (kind, args, limits)."""
+    return run_task(*task)
+
+
 def check_tasks(tasks: Sequence[Task], workers: int | None = None, limits: Limits = DEFAULT_LIMITS,
                 modules: Sequence[str] = ()) -> dict[Task, list[str]]:
     """Run the given checks in parallel (one pool, warm kernels that find ``modules`` imported); each task's
     problems."""
     found: dict[Task, list[str]] = {}
-    for index, result in run_tasks(run_task, [(*task, limits) for task in tasks], workers, limits, modules):
+    for index, result in run_tasks(_run, [(*task, limits) for task in tasks], workers, limits, modules):
         if isinstance(result, BaseException):
             raise result
         found[tasks[index]] = result

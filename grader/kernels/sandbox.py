@@ -1,8 +1,8 @@
-"""Start a kernel in a sandbox: ``python -m grader.sandbox OPTIONS -- KERNEL_CMD...``.
+"""Start a kernel in a sandbox: ``python -m grader.kernels.sandbox OPTIONS -- KERNEL_CMD...``.
 
 As root ("full" mode) three processes stand between the grader and student code:
 
-* the launcher (root, the process jupyter_client manages: a fresh ``python -m grader.sandbox``,
+* the launcher (root, the process jupyter_client manages: a fresh ``python -m grader.kernels.sandbox``,
   or a child of the grader's zygote, see ``grader.kernels.zygote``): dies with its parent
   (``PR_SET_PDEATHSIG``), forwards interrupts, and forks
 * the init (root, pid 1 of new pid, network, mount, IPC and UTS namespaces): dies with the
@@ -28,7 +28,8 @@ from collections.abc import Sequence
 from importlib.util import find_spec
 from types import FrameType
 
-from .errors import SandboxSetupError
+from ..course_config import course_packages
+from ..errors import SandboxSetupError
 
 KERNEL_ENV = {
     "MPLBACKEND": "Agg",           # plots render without a screen
@@ -40,7 +41,6 @@ KERNEL_ENV = {
     "TMPDIR": "/tmp",
     "PYTHONNOUSERSITE": "1",
 }
-COURSE_PACKAGES = ("handoffs", "reservo_tools", "grader")  # what a kernel may read besides Python itself
 SYSTEM_PATHS = ("/usr", "/etc", "/bin", "/lib", "/lib32", "/lib64", "/sbin")
 DEVICES = ("null", "zero", "full", "random", "urandom")
 TMP_SIZE = "size=64m"  # the private /tmp and /dev/shm live in memory: keep them small
@@ -81,9 +81,10 @@ def mount(source: str | None, target: str, fstype: str | None, flags: int, data:
 
 
 def readable_paths() -> list[str]:
-    """What the kernel must read: the system, this Python and its environment, the course's packages."""
+    """What the kernel must read: the system, this Python and its environment, the grader and the course's packages
+    (``course_config``)."""
     paths = [*SYSTEM_PATHS, sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable))]
-    for name in COURSE_PACKAGES:
+    for name in ("grader", *course_packages()):
         spec = find_spec(name)
         if spec is not None and spec.origin:
             paths.append(os.path.dirname(spec.origin) if spec.submodule_search_locations else spec.origin)
@@ -256,7 +257,7 @@ def launch(args: argparse.Namespace) -> None:
 
 def parser() -> argparse.ArgumentParser:
     """The launcher's options; the kernel command follows ``--``."""
-    p = argparse.ArgumentParser(prog="python -m grader.sandbox")
+    p = argparse.ArgumentParser(prog="python -m grader.kernels.sandbox")
     p.add_argument("--mode", choices=("full", "basic"), default="basic")
     p.add_argument("--memory", type=int, default=0, help="address-space limit in bytes (0: none)")
     p.add_argument("--uid", type=int, default=0, help="sandbox uid and gid (full mode)")
@@ -272,7 +273,7 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     """The launcher's arguments from ``OPTIONS -- KERNEL_CMD...``."""
     argv = list(argv)
     if "--" not in argv or argv.index("--") == len(argv) - 1:
-        raise SystemExit("usage: python -m grader.sandbox OPTIONS -- KERNEL_CMD...")
+        raise SystemExit("usage: python -m grader.kernels.sandbox OPTIONS -- KERNEL_CMD...")
     split = argv.index("--")
     args = parser().parse_args(argv[:split])
     args.command, args.start = argv[split + 1:], exec_kernel

@@ -16,7 +16,6 @@ many, is not a copy. Pairs at or above the threshold are listed.
 Answers left as the stub are not in the reports (``Report.answers``), so two blank submissions are not a pair.
 """
 
-import base64
 import csv
 import hashlib
 import io
@@ -29,9 +28,10 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from .batch import spreadsheet_safe, write_atomic
-from .errors import MissingPath
-from .report import _template, first_line
+from ..authoring.notebooks import write_atomic
+from ..grading.report import first_line
+from ..pages import class_html, score_plot
+from .gradebook import Gradebook, spreadsheet_safe
 
 K_GRAM, WINDOW = 5, 4
 DEFAULT_THRESHOLD = 0.8
@@ -150,25 +150,6 @@ class ClassView:
                       key=lambda pair: (-pair[2], pair[0], pair[1]))
 
 
-def _plot(percentages: list[float]) -> str:
-    """The score distribution as a PNG, base64 (the same bytes for the same scores).
-
-    A bare ``Figure``, as matplotlib advises for web servers: no pyplot, no backend, no global state.
-    """
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=(6, 2.6), dpi=100)
-    axes = figure.subplots()
-    axes.hist(percentages, bins=list(range(0, 101, 10)), color="#4a7ab5", edgecolor="white")
-    axes.set_xlabel("score (% of the autograded points)")
-    axes.set_ylabel("submissions")
-    axes.set_xlim(0, 100)
-    figure.tight_layout()
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", metadata={"Software": None})
-    return base64.b64encode(buffer.getvalue()).decode()
-
-
 def _assignment(saved: dict[str, Any]) -> str:
     return Path(saved["row"].get("source", "") or "assignment").stem
 
@@ -204,10 +185,10 @@ def gradebooks(saved: list[dict[str, Any]]) -> tuple[str, str]:
 
 def load(out: Path) -> list[dict[str, Any]]:
     """Every saved report of a batch (row and report), sorted by submission; one that cannot be read is skipped."""
-    if not (out / "reports").is_dir():
-        raise MissingPath(f"{out / 'reports'} does not exist: pass the --out folder of a batch")
+    book = Gradebook(out)
+    book.require_reports()
     saved = []
-    for path in sorted((out / "reports").glob("*.json")):
+    for path in book.report_files():
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -217,24 +198,16 @@ def load(out: Path) -> list[dict[str, Any]]:
     return sorted(saved, key=lambda s: s["row"].get("submission", ""))
 
 
-def _times(out: Path) -> dict[str, float]:
-    try:
-        with (out / "times.csv").open(encoding="utf-8", newline="") as handle:
-            return {row["submission"]: float(row["seconds"]) for row in csv.DictReader(handle)}
-    except (OSError, KeyError, ValueError, csv.Error):
-        return {}
-
-
 def write_class_report(out: str | Path, threshold: float = DEFAULT_THRESHOLD) -> list[Path]:
     """Write class.html, canvas.csv and moodle.csv into ``out`` from its reports; returns their paths."""
     out = Path(out)
     saved = load(out)
     view = ClassView(saved, threshold)
-    times = _times(out)
+    times = Gradebook(out).read_times()
     percentages = view.percentages()
-    page = _template("class.html.j2").render(
+    page = class_html(
         submissions=len(saved), graded=len(view.graded), errors=[s["row"] for s in saved if s not in view.graded],
-        plot=_plot(percentages) if percentages else "",
+        plot=score_plot(percentages) if percentages else "",
         median=f"{statistics.median(percentages):.0f}" if percentages else "-",
         exercises=view.exercises(), tests=view.tests(), flagged=view.flagged(),
         pairs=[(a, b, f"{100 * score:.0f}") for a, b, score in view.pairs()], threshold=f"{100 * threshold:.0f}",

@@ -20,10 +20,10 @@ import nbformat
 from nbformat import NotebookNode
 from pydantic import BaseModel, ConfigDict
 
+from ..authoring.metadata import exercise_of, grade_id, is_solution, is_test
+from ..kernels.supply import KernelSupply
 from .assemble import assemble
 from .execute import DEFAULT_LIMITS, CellRun, Limits, execute
-from .kernels.supply import KernelSupply
-from .metadata import exercise_of, grade_id, is_solution, is_test
 from .testcells import rewrite_tests
 from .verdict import parse_reports
 

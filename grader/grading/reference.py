@@ -1,11 +1,11 @@
 """The expected side of every check, from a trusted run of the solution: the values no student's kernel ever holds.
 
 The source notebook is run graded as itself (solution cells and hidden tests included), with
-each check rewritten to report both sides (``grader.testcells``). That run executes no student
+each check rewritten to report both sides (``grader.grading.testcells``). That run executes no student
 code. Its expected values are kept per source, by the hash of the source and of the grader's
 own code, so a batch runs it once per lesson and hands the values to its workers as data.
 The run also says where the solution fails its own checks: ``grader check`` reports those. A second
-trusted run, when asked for, records how each written-down wrong answer behaves (``grader.mistakes``).
+trusted run, when asked for, records how each written-down wrong answer behaves (``grader.grading.mistakes``).
 When every expected side of a source is a plain literal (``6000``, ``("handoff", ("data",))``),
 the values are read from the source itself and no run is needed.
 """
@@ -20,17 +20,17 @@ from typing import Any
 
 from nbformat import NotebookNode
 
+from ..authoring.metadata import is_test
+from ..authoring.notebooks import dumps
+from ..kernels.supply import KernelSupply
 from .assemble import assemble
 from .execute import DEFAULT_LIMITS, CellRun, Limits, execute
-from .kernels.supply import KernelSupply
-from .metadata import is_test
 from .mistakes import mistake_table
-from .notebooks import dumps
 from .testcells import rewrite_tests
 from .values import difference, encode, valid
 from .verdict import CheckReport, parse_reports
 
-GRADER_DIR = Path(__file__).resolve().parent
+GRADER_DIR = Path(__file__).resolve().parents[1]  # the whole grader package, templates included
 
 
 @dataclass
@@ -39,7 +39,7 @@ class Reference:
 
     expected: dict[str, dict[int, dict[str, Any]]] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
-    mistakes: dict[str, list[dict[str, Any]]] | None = None  # grader.mistakes.mistake_table; None: not run
+    mistakes: dict[str, list[dict[str, Any]]] | None = None  # grader.grading.mistakes.mistake_table; None: not run
 
     def to_json(self) -> str:
         return json.dumps({"expected": {gid: {str(k): v for k, v in checks.items()}
@@ -132,7 +132,7 @@ def forget() -> None:
 def reference_for(source: NotebookNode, student: NotebookNode, limits: Limits = DEFAULT_LIMITS,
                   supply: KernelSupply | None = None, mistakes: bool = False) -> Reference:
     """The source's reference, run once per process for each source and grader version; with ``mistakes``, also
-    how each written-down wrong answer behaves (``grader.mistakes``), for a batch that will name them."""
+    how each written-down wrong answer behaves (``grader.grading.mistakes``), for a batch that will name them."""
     if not any(is_test(cell) for cell in source.cells):
         return Reference()
     key = source_key(source)

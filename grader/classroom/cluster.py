@@ -20,12 +20,13 @@ from typing import Any, TypeVar
 from distributed import Client, KilledWorker, LocalCluster, Worker, WorkerPlugin, as_completed
 from distributed.comm.addressing import parse_address, parse_host_port
 
-from .errors import ClusterError
-from .execute import Limits
-from .kernels.supply import start_worker_supply, stop_worker_supply
-from .kernels.uids import sweep_orphans
+from ..errors import ClusterError
+from ..grading.execute import Limits
+from ..kernels.supply import start_worker_supply, stop_worker_supply
+from ..kernels.uids import sweep_orphans
 
 R = TypeVar("R")
+T = TypeVar("T")
 CONNECT_TIMEOUT = 5.0  # seconds to reach a scheduler before the batch gives up
 PLUGIN = "grader-kernel-supply"
 _grading = threading.Lock()  # one submission at a time per worker process, whatever its thread count
@@ -56,10 +57,10 @@ def _stop_supply() -> None:
         sweep_orphans()  # what a worker killed on this machine before could not stop
 
 
-def _one_at_a_time(function: Callable[..., R], *args: Any) -> R:
+def _one_at_a_time(function: Callable[[T], R], task: T) -> R:
     """Run a task on a worker while no other task of the batch runs in that process (one kernel supply)."""
     with _grading:
-        return function(*args)
+        return function(task)
 
 
 def _address(scheduler: str) -> str:
@@ -108,10 +109,10 @@ def connect(scheduler: str) -> Iterator[Client]:
         yield client
 
 
-def run_tasks(scheduler: str, function: Callable[..., R], tasks: Sequence[tuple[Any, ...]], limits: Limits,
+def run_tasks(scheduler: str, function: Callable[[T], R], tasks: Sequence[T], limits: Limits,
               names: Sequence[str] | None = None, modules: Sequence[str] = ()
               ) -> Iterator[tuple[int, R | BaseException]]:
-    """Run ``function(*task)`` for every task on the cluster; yield (task index, result or exception) as each ends.
+    """Run ``function(task)`` for every task on the cluster; yield (task index, result or exception) as each ends.
 
     It connects before it returns (a bad scheduler fails here, before any result). ``names`` label the
     tasks' keys (as the dashboard shows them); each worker's zygote imports ``modules``. A task that ends in
@@ -128,12 +129,12 @@ def run_tasks(scheduler: str, function: Callable[..., R], tasks: Sequence[tuple[
     return _results(stack, client, function, tasks, names or [str(i) for i in range(len(tasks))])
 
 
-def _results(stack: ExitStack, client: Client, function: Callable[..., R], tasks: Sequence[tuple[Any, ...]],
+def _results(stack: ExitStack, client: Client, function: Callable[[T], R], tasks: Sequence[T],
              names: Sequence[str]) -> Iterator[tuple[int, R | BaseException]]:
     run = uuid.uuid4().hex[:8]
 
     def submit(i: int) -> Any:
-        return client.submit(_one_at_a_time, function, *tasks[i], key=f"grade-{names[i]}-{run}-{uuid.uuid4().hex[:6]}",
+        return client.submit(_one_at_a_time, function, tasks[i], key=f"grade-{names[i]}-{run}-{uuid.uuid4().hex[:6]}",
                              pure=False)
 
     with stack:

@@ -1,7 +1,7 @@
 """Runs in the kernel: a check's sides sent to the grader as typed data; the grader alone compares them.
 
 A test cell reaches the kernel with each ``assert_same(actual, expected, what)`` rewritten as
-``check(k, actual, what)`` (``grader.testcells``): the kernel never sees the expected side. In
+``check(k, actual, what)`` (``grader.grading.testcells``): the kernel never sees the expected side. In
 the reference run of the solution the rewritten call also carries ``expected=``. What this
 sends is only data: a forged, repeated or missing report fails its check in the grader.
 

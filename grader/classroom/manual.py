@@ -17,10 +17,11 @@ import math
 from pathlib import Path
 from typing import Any
 
-from .batch import COLUMNS, manual_columns, spreadsheet_safe, write_csv
-from .errors import GraderError, MissingPath
-from .notebooks import write_atomic
-from .report import Report, with_summary
+from ..authoring.notebooks import write_atomic
+from ..errors import GraderError, MissingPath
+from ..grading.report import Report
+from ..pages import with_summary
+from .gradebook import COLUMNS, Gradebook, manual_columns, spreadsheet_safe, write_saved
 
 NEEDED = ("submission", "grade_id", "points")
 
@@ -29,15 +30,16 @@ class BadMarks(GraderError, ValueError):
     """A scores file the grader refuses: nothing was written."""
 
 
-def _reports(out: Path) -> dict[str, tuple[Path, dict[str, Any]]]:
+def _reports(book: Gradebook) -> dict[str, tuple[Path, dict[str, Any]]]:
     found = {}
-    for path in sorted((out / "reports").glob("*.json")):
+    for path in book.report_files():
         saved = json.loads(path.read_text(encoding="utf-8"))
         found[saved["row"]["submission"]] = (path, saved)
     return found
 
 
-def _marks(scores: Path, reports: dict[str, tuple[Path, dict[str, Any]]], out: Path) -> dict[tuple[str, str], float]:
+def _marks(scores: Path, reports: dict[str, tuple[Path, dict[str, Any]]], book: Gradebook
+           ) -> dict[tuple[str, str], float]:
     with scores.open(encoding="utf-8-sig", newline="") as handle:  # a spreadsheet may write a BOM
         reader = csv.DictReader(handle)
         missing = [c for c in NEEDED if c not in (reader.fieldnames or [])]
@@ -48,7 +50,7 @@ def _marks(scores: Path, reports: dict[str, tuple[Path, dict[str, Any]]], out: P
             where = f"{scores} line {line}"
             submission, gid = (record["submission"] or "").strip(), (record["grade_id"] or "").strip()
             if submission not in reports:
-                raise BadMarks(f"{where}: unknown submission {submission!r}: no report of it in {out / 'reports'} "
+                raise BadMarks(f"{where}: unknown submission {submission!r}: no report of it in {book.reports} "
                                "(is --out the folder the batch wrote?)")
             cells = {m["grade_id"]: m for m in reports[submission][1]["report"].get("manual", [])}
             if gid not in cells:
@@ -69,14 +71,13 @@ def _marks(scores: Path, reports: dict[str, tuple[Path, dict[str, Any]]], out: P
 
 def import_marks(scores: str | Path, out: str | Path) -> list[dict[str, str]]:
     """Merge the marks of ``scores`` into ``out``'s reports and grades.csv; returns grades.csv's rows."""
-    scores, out = Path(scores), Path(out)
-    for path, what in ((scores, "scores file"), (out / "grades.csv", "grades file")):
+    scores, book = Path(scores), Gradebook(Path(out))
+    for path, what in ((scores, "scores file"), (book.grades, "grades file")):
         if not path.exists():
             raise MissingPath(f"{what} {path} does not exist")
-    reports = _reports(out)
-    marks = _marks(scores, reports, out)
-    with (out / "grades.csv").open(encoding="utf-8", newline="") as handle:
-        rows = [{key: row.get(key) or "" for key in COLUMNS} for row in csv.DictReader(handle)]
+    reports = _reports(book)
+    marks = _marks(scores, reports, book)
+    rows = book.read_rows()
     changed: dict[str, dict[str, str]] = {}
     for (submission, gid), value in marks.items():
         path, saved = reports[submission]
@@ -93,11 +94,11 @@ def import_marks(scores: str | Path, out: str | Path) -> list[dict[str, str]]:
                 ("manual_", "total_"))})
     for submission in changed:
         path, saved = reports[submission]
-        page = out / "feedback" / f"{path.stem}.html"
+        page = book.page(path.stem)
         if page.is_file():  # the page says the mark, not "pendiente"
             write_atomic(page, with_summary(page.read_text(encoding="utf-8"), Report.from_dict(saved["report"])))
-        write_atomic(path, json.dumps(saved, indent=2, ensure_ascii=False, sort_keys=True) + "\n")
-    write_csv(rows, out / "grades.csv")
+        write_saved(path, saved)
+    book.write_rows(rows)
     return rows
 
 
@@ -109,15 +110,14 @@ def write_template(out: str | Path, path: str | Path | None = None) -> tuple[Pat
     Returns its path and the number of cells to mark."""
     out = Path(out)
     target = Path(path) if path else out / "marks.csv"
-    if not (out / "reports").is_dir():
-        raise MissingPath(f"{out / 'reports'} does not exist: pass the --out folder of a batch")
+    Gradebook(out).require_reports()
     if target.exists():
         raise BadMarks(f"{target} already exists (marks may be in it): move it, or name another file with --csv")
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=TEMPLATE_COLUMNS, lineterminator="\n")
     writer.writeheader()
     count = 0
-    for submission, (_, saved) in sorted(_reports(out).items()):
+    for submission, (_, saved) in sorted(_reports(Gradebook(out)).items()):
         for cell in saved["report"].get("manual", []):
             if cell.get("points") is None:
                 writer.writerow({"submission": spreadsheet_safe(submission), "grade_id": cell["grade_id"],

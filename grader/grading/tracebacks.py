@@ -8,7 +8,7 @@ look like IPython's gives nothing.
 import re
 from collections.abc import Sequence
 
-from .messages import Message, Say, say
+from ..messages import Message, Say, say
 from .testcells import PROBE
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")

@@ -20,8 +20,8 @@ from nbgrader.preprocessors import (
     LockCells,
 )
 
+from ..errors import GraderError
 from .course import SOLUTIONS, STUDENT, lessons
-from .errors import GraderError
 from .metadata import is_solution_only, metadata_problems
 from .notebooks import UnusableNotebook, dumps, parse_notebook, read_notebook, tidy, write_atomic
 

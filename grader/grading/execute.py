@@ -1,9 +1,9 @@
 """Run a notebook's code cells one by one in a fresh kernel, within time, memory and output limits.
 
 A cell's run records whether the kernel's ``execute_reply`` says it raised; that marks the cell,
-it never passes a test. A test cell runs as the kernel may see it (``grader.testcells``): its
+it never passes a test. A test cell runs as the kernel may see it (``grader.grading.testcells``): its
 visible part as one request, whose outputs are kept, then its hidden part as another, of which
-nothing is kept but the check reports (``grader.probe``); the reports are collected apart from
+nothing is kept but the check reports (``grader.grading.probe``); the reports are collected apart from
 the outputs and judged by the caller, outside the kernel. Every request, a cell's, a part's or a
 replayed cell's, takes the one path of ``grader.kernels.request``; nbclient builds the outputs.
 Every limit is a mark on one cell, never the end of the run:
@@ -20,6 +20,7 @@ Every limit is a mark on one cell, never the end of the run:
 """
 
 import asyncio
+import enum
 import logging
 import math
 from collections.abc import Mapping
@@ -32,15 +33,15 @@ from nbclient import NotebookClient
 from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 from nbformat import NotebookNode
 
-from .kernels.channels import MAX_MESSAGE
-from .kernels.kernel import Kernel, start_kernel
-from .kernels.request import Outcome, request
-from .kernels.request import execute as execute_request
-from .kernels.supply import KernelSupply
-from .messages import Message, Say, say
+from ..kernels.channels import MAX_MESSAGE
+from ..kernels.kernel import Kernel, start_kernel
+from ..kernels.request import Outcome, request
+from ..kernels.request import execute as execute_request
+from ..kernels.supply import KernelSupply
+from ..messages import Message, Say, say
+from ..timing import phase
 from .probe import MIME
 from .testcells import KernelCode
-from .timing import phase
 
 logger = logging.getLogger(__name__)
 
@@ -55,23 +56,36 @@ COALESCE = CoalesceStreamsPreprocessor()  # a cell's consecutive prints as one o
 
 @dataclass(frozen=True)
 class Limits:
-    """The limits a notebook runs under; every one is configurable."""
+    """The limits a notebook runs under; each field's flag and help build the command line (``grader.__main__``)."""
 
-    cell_timeout: float = 30.0
-    notebook_timeout: float = 600.0
-    memory_bytes: int = 2 * 1024 ** 3
-    output_bytes: int = 200_000
-    interrupt_grace: float = 3.0
+    cell_timeout: float = field(default=30.0, metadata={"flag": "--timeout", "help": "seconds per cell"})
+    notebook_timeout: float = field(default=600.0, metadata={"flag": "--budget", "help": "seconds per notebook"})
+    memory_bytes: int = field(default=2 * 1024 ** 3, metadata={
+        "flag": "--memory", "help": "kernel memory limit in MiB", "unit": 2 ** 20})
+    output_bytes: int = field(default=200_000, metadata={
+        "flag": "--output-bytes", "help": "characters of output kept per cell, the rest dropped and counted"})
+    interrupt_grace: float = field(default=3.0, metadata={
+        "flag": "--interrupt-grace", "help": "seconds a cell past its timeout has to stop once interrupted"})
 
 
 DEFAULT_LIMITS = Limits()
+
+
+class CellStatus(enum.StrEnum):
+    """How one cell's run ended (a ``StrEnum``: JSON and printed text show the word itself)."""
+
+    OK = "ok"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    DIED = "died"
+    NOT_RUN = "not-run"
 
 @dataclass
 class CellRun:
     """What happened when one cell ran: ok, or the one-line reason it failed."""
 
     index: int
-    status: str  # "ok", "error", "timeout", "died", "not-run"
+    status: CellStatus
     ename: str = ""
     evalue: str = ""
     traceback: list[str] = field(default_factory=list, repr=False)
@@ -81,12 +95,12 @@ class CellRun:
 
     @property
     def ok(self) -> bool:
-        return self.status == "ok"
+        return self.status == CellStatus.OK
 
     @property
     def summary(self) -> str:
         """One line: exception type and message, or the limit that stopped the cell."""
-        if self.status == "ok":
+        if self.status == CellStatus.OK:
             return ""
         if self.message is not None:
             return self.message.english()
@@ -138,7 +152,7 @@ class CellOutputs(NotebookClient):
             data = content.get("data") if kind == "display_data" and isinstance(content, dict) else None
             if isinstance(data, dict) and MIME in data:
                 self.report_bytes += size
-                if self.report_bytes <= REPORT_BYTES:  # a list of reports (grader.probe), or anything: data
+                if self.report_bytes <= REPORT_BYTES:  # a list of reports (grader.grading.probe), or anything: data
                     sent = data[MIME]
                     self.reports.extend(sent if isinstance(sent, list) else [sent])
                 return None
@@ -157,15 +171,15 @@ class CellOutputs(NotebookClient):
 def _run_of(index: int, reply: dict[str, Any]) -> CellRun:
     """The cell's outcome as the kernel's execute_reply states it."""
     if reply.get("status") == "ok":
-        return CellRun(index, "ok")
+        return CellRun(index, CellStatus.OK)
     traceback = [str(line)[:KEPT_CHARS] for line in (reply.get("traceback") or [])[-KEPT_FRAMES:]]
     ename, evalue = str(reply.get("ename") or "Error")[:200], str(reply.get("evalue") or "")[:KEPT_CHARS]
     if ename == STDIN_ENAME:
-        return _failed(index, "error", say(Say.STDIN))
-    return CellRun(index, "error", ename, evalue, traceback)
+        return _failed(index, CellStatus.ERROR, say(Say.STDIN))
+    return CellRun(index, CellStatus.ERROR, ename, evalue, traceback)
 
 
-def _failed(index: int, status: str, message: Message) -> CellRun:
+def _failed(index: int, status: CellStatus, message: Message) -> CellRun:
     """A cell the grader marks failed, with its reason from the catalog (``grader.messages``)."""
     ename, _, evalue = message.english().partition(": ")
     return CellRun(index, status, ename, evalue, message=message)
@@ -199,7 +213,7 @@ async def _run_cell(kernel: Kernel, outputs: CellOutputs, cell: NotebookNode, in
     the kernel was restarted. Outputs go to ``cell`` unless ``part`` is "hidden"."""
     outputs.start(part)
     if not code.strip():
-        return CellRun(index, "ok"), False
+        return CellRun(index, CellStatus.OK), False
     if part == "cell":
         cell.outputs = []
     outputs.kc = kernel.kc  # nbclient's comm handling reads it
@@ -213,15 +227,15 @@ async def _run_cell(kernel: Kernel, outputs: CellOutputs, cell: NotebookNode, in
     seconds = max(1, math.ceil(timeout))
     match answer.outcome:
         case Outcome.REFUSED:  # the kernel lives on; only its reply was too big to read
-            return _failed(index, "error", say(Say.REFUSED, mib=REFUSED_MIB)), False
+            return _failed(index, CellStatus.ERROR, say(Say.REFUSED, mib=REFUSED_MIB)), False
         case Outcome.DIED:
             await kernel.restart()
-            return _failed(index, "died", say(Say.DIED)), True
+            return _failed(index, CellStatus.DIED, say(Say.DIED)), True
         case Outcome.STUCK:
             await kernel.restart()
-            return _failed(index, "timeout", say(Say.TIMEOUT, seconds=seconds)), True
+            return _failed(index, CellStatus.TIMEOUT, say(Say.TIMEOUT, seconds=seconds)), True
         case Outcome.TIMEOUT:
-            return _failed(index, "timeout", say(Say.TIMEOUT, seconds=seconds)), False
+            return _failed(index, CellStatus.TIMEOUT, say(Say.TIMEOUT, seconds=seconds)), False
     run = _run_of(index, answer.reply)
     run.reports = outputs.reports
     return run, False
@@ -259,7 +273,7 @@ async def run_notebook(nb: NotebookNode, limits: Limits = DEFAULT_LIMITS, supply
                        tests: Mapping[int, KernelCode] | None = None) -> list[CellRun]:
     """Execute every code cell of ``nb`` in a fresh kernel, outputs in place; returns a CellRun per code cell.
 
-    ``tests`` maps the index of each test cell to the code the kernel runs for it (``grader.testcells``);
+    ``tests`` maps the index of each test cell to the code the kernel runs for it (``grader.grading.testcells``);
     the notebook's own source of a test cell never reaches the kernel.
     """
     tests = tests or {}
@@ -275,7 +289,7 @@ async def run_notebook(nb: NotebookNode, limits: Limits = DEFAULT_LIMITS, supply
                 continue
             left = deadline - monotonic()
             if left <= 0:
-                runs.append(_failed(index, "not-run", say(Say.BUDGET, seconds=f"{limits.notebook_timeout:g}")))
+                runs.append(_failed(index, CellStatus.NOT_RUN, say(Say.BUDGET, seconds=f"{limits.notebook_timeout:g}")))
                 continue
             timeout = min(limits.cell_timeout, left)
             if index in tests:

@@ -17,7 +17,7 @@ from typing import Any
 
 from nbformat import NotebookNode
 
-from .metadata import grade_id, is_protected, is_solution, is_solution_only, nbgrader, tags
+from ..authoring.metadata import grade_id, is_protected, is_solution, is_solution_only, nbgrader, tags
 
 COMPARED_METADATA = ("grade", "solution", "locked", "points", "grade_id")
 

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .errors import GraderError
+from ..errors import GraderError
 from .generate import CODE_STUB, TEXT_STUB
 
 CONFIG = """\

@@ -1,7 +1,7 @@
 """Hidden tests stay hidden: no line of their source in any output, report, page or terminal line.
 
 The kernel never receives a hidden test's expected values, and nothing produced while a
-hidden part runs is kept (``grader.execute``). What the kernel did receive (the hidden
+hidden part runs is kept (``grader.grading.execute``). What the kernel did receive (the hidden
 part's calls and inputs) could still be stashed by student code and printed by a later cell,
 in any way it likes (``In``, the history, ``linecache``, ``inspect``); as a second line of
 defence, every output and error message is scrubbed of each hidden line, as the source has
@@ -16,9 +16,9 @@ from typing import Any
 
 from nbformat import NotebookNode
 
+from ..authoring.metadata import HIDDEN_BEGIN, HIDDEN_END
+from ..messages import Say, say
 from .execute import CellRun
-from .messages import Say, say
-from .metadata import HIDDEN_BEGIN, HIDDEN_END
 
 MASK = say(Say.HIDDEN_MASK).spanish()  # the students read it: "[test oculto]"
 MIN_LINE = 12  # characters (stripped) a hidden line needs to be masked

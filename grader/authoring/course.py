@@ -11,7 +11,7 @@ from pathlib import Path
 
 from nbformat import NotebookNode
 
-from .errors import MissingPath
+from ..errors import MissingPath
 from .metadata import grade_id, is_grade, is_solution
 from .notebooks import UnusableNotebook, read_notebook
 
@@ -56,11 +56,6 @@ def student_notebooks(root: Path) -> list[Path]:
 def student_path(root: Path, source: Path) -> Path:
     """Where the student version of a solution notebook lives."""
     return root / STUDENT / source.name
-
-
-def course_root() -> Path:
-    """The installed course's folder: the checkout this grader package lives in, wherever the command runs."""
-    return Path(__file__).resolve().parent.parent
 
 
 def graded_ids(nb: NotebookNode) -> frozenset[str]:
