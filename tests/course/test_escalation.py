@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.metadata import grade_id
-from grader.notebooks import read_notebook
+from grader.authoring.metadata import grade_id
+from grader.authoring.notebooks import read_notebook
 from handoffs.examples.pattern_notes import PATTERNS
 
 ROOT = Path(__file__).resolve().parents[2]
