@@ -31,11 +31,19 @@ def by_id(nb, grade_id):
     return next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
 
 
+def test_an_unanswered_stub_says_so_in_spanish():
+    """Measured before: a stub left as it is raised a bare ``NotImplementedError:`` in Jupyter."""
+    namespace: dict = {}
+    exec(by_id(student_version(source()), "charge").source, namespace)
+    with pytest.raises(NotImplementedError, match=r"^ejercicio sin responder todavía: escribe tu código aquí"):
+        namespace["charge"](6000)
+
+
 def test_student_version_clears_solutions_hidden_tests_and_explanations():
     student = student_version(source())
     text = dumps(student)
     assert "BEGIN SOLUTION" not in text and "HIDDEN TESTS" not in text and "charge(6400)" not in text
-    assert "raise NotImplementedError()" in by_id(student, "charge").source
+    assert "raise NotImplementedError(\"ejercicio sin responder todavía" in by_id(student, "charge").source
     assert "solution-only" not in text
     assert by_id(student, "test_charge").metadata["editable"] is False
     assert "checksum" in by_id(student, "test_charge").metadata["nbgrader"]
