@@ -137,3 +137,74 @@ def test_a2a_messages_print_as_stable_json():
     assert as_dict(message) == {"messageId": "m1", "contextId": "TCK-4812", "role": "ROLE_USER",
                                 "parts": [{"url": "tickets/TCK-4812/triage.json"}]}
     assert as_json(message).splitlines()[1] == '  "contextId": "TCK-4812",'
+
+
+def test_the_handoff_request_holds_only_what_the_model_decides():
+    """Lesson 12: input_type carries reason, priority and language; the contract comes from the run's context."""
+    from pydantic import ValidationError
+
+    from handoffs.frameworks.agents_sdk import HandoffRequest
+
+    request = HandoffRequest(reason="502 en pagos", priority="high")
+    assert (request.language, sorted(HandoffRequest.model_json_schema()["properties"])) == (
+        "es", ["language", "priority", "reason"])
+    for wrong in ({"reason": "x", "priority": "urgente"}, {"reason": "", "priority": "low"},
+                  {"reason": "x", "priority": "low", "state_version": 3}):
+        with pytest.raises(ValidationError):
+            HandoffRequest.model_validate(wrong)
+
+
+def test_the_library_exports_no_answer_of_lesson_12():
+    """The gate and the hop guard are the student's: no module of the package defines them."""
+    import handoffs.frameworks.a2a as a2a
+    import handoffs.frameworks.agents_sdk as agents_sdk
+    import handoffs.frameworks.langgraph as langgraph
+
+    names = {"handoff_gate", "handoff_command", "crossing_items", "pair_safe", "to_a2a", "from_a2a"}
+    assert not names & (set(vars(agents_sdk)) | set(vars(langgraph)) | set(vars(a2a)))
+
+
+def test_what_lesson_12_says_of_the_pinned_packages():
+    """The facts lesson 12 states, read from the installed packages (langgraph 1.2, openai-agents 0.24)."""
+    import importlib.util
+    import inspect
+
+    import agents.handoffs
+    from agents.handoffs import HandoffInputData
+    from langgraph._internal._config import DEFAULT_RECURSION_LIMIT
+
+    assert int(DEFAULT_RECURSION_LIMIT) == 10007  # "recursion_limit vale 10007 si no lo pones"
+    assert importlib.util.find_spec("langgraph.checkpoint.sqlite") is None  # no durable saver ships here
+    assert "input_items" in HandoffInputData.__dataclass_fields__
+    assert "``input_items`` to filter model input while keeping ``new_items`` intact" in " ".join(
+        inspect.getsource(agents.handoffs).split())
+
+
+def test_a_pair_safe_filter_on_input_items_keeps_new_items_for_the_session():
+    """The lesson's pair_safe: the receiver sees the filtered input_items; new_items stay whole."""
+    from agents import Agent, function_tool, handoff
+    from agents.testing import ScriptedModel, assistant_message, function_call
+
+    from handoffs.frameworks.agents_sdk import run
+
+    @function_tool
+    def read_vault(key: str) -> str:
+        """Lee una credencial."""
+        return "sk-demo"
+
+    seen = {}
+
+    def pair_safe(data):
+        seen["new_items"] = len(data.new_items)
+        kept = tuple(item for item in data.new_items
+                     if "read_vault" not in str(item.to_input_item()) and "c2" not in str(item.to_input_item()))
+        return data.clone(input_items=kept)
+
+    receiver = ScriptedModel([[assistant_message("visto")]])
+    sender = Agent("triage", tools=[read_vault],
+                   handoffs=[handoff(Agent("infra", model=receiver), input_filter=pair_safe)],
+                   model=ScriptedModel([[function_call("read_vault", {"key": "psp"}, call_id="c2"),
+                                         function_call("transfer_to_infra", {}, call_id="h1")]]))
+    assert run(sender, "x").final_output == "visto"
+    got = [item.get("call_id") for item in receiver.calls[0].input]
+    assert got == [None, "h1", "h1"] and seen["new_items"] == 4
