@@ -6,8 +6,6 @@ import sys
 
 import pytest
 
-from handoffs.errors import UsageError
-
 
 @pytest.mark.slow  # a subprocess
 def test_the_package_imports_no_framework():
@@ -90,41 +88,10 @@ def test_the_library_keeps_no_scripted_model_of_its_own():
     assert not {"ScriptedSDKModel", "ScriptExhausted", "call", "text"} & set(vars(agents_sdk))
 
 
-def test_a_node_script_returns_its_steps_in_order_and_calls_callables():
-    from handoffs.frameworks.langgraph import NodeScript, thread
+def test_a_thread_is_langgraphs_configurable_thread_id():
+    from handoffs.frameworks.langgraph import thread
 
-    script = NodeScript("triage", ["infra", lambda state: f"hops={state['hops']}"])
-    assert script.next({"hops": 0}) == "infra"
-    assert script.next({"hops": 1}) == "hops=1"
-    assert script.seen == [{"hops": 0}, {"hops": 1}]
-    with pytest.raises(UsageError, match="no tiene un paso 3"):
-        script.next({"hops": 2})
     assert thread("t1") == {"configurable": {"thread_id": "t1"}}
-    assert repr(script) == "NodeScript(triage: 3 de 2 pasos)"
-
-
-def test_a_node_script_drives_a_langgraph_command_handoff():
-    from typing import TypedDict
-
-    from langgraph.graph import END, START, StateGraph
-    from langgraph.types import Command
-
-    from handoffs.frameworks.langgraph import NodeScript
-
-    class State(TypedDict):
-        owner: str
-
-    triage = NodeScript("triage", ["infra"])
-
-    def triage_node(state: State) -> Command:
-        return Command(goto=triage.next(state), update={"owner": "infra"})
-
-    graph = StateGraph(State)
-    graph.add_node("triage", triage_node)
-    graph.add_node("infra", lambda state: {"owner": "infra"})
-    graph.add_edge(START, "triage")
-    graph.add_edge("infra", END)
-    assert graph.compile().invoke({"owner": "triage"}) == {"owner": "infra"}
 
 
 def test_a2a_messages_print_as_stable_json():
