@@ -97,3 +97,40 @@ def test_the_guided_and_exercise_notebooks_give_one_time_estimate(lesson):
         assert len(found) == 1, f"{folder}/{lesson}: no single «Tiempo estimado» sentence in its first cells"
         estimates.append(found[0])
     assert estimates[0] == estimates[1], f"{lesson}: guided says {estimates[0]}, exercises say {estimates[1]}"
+
+
+LAB_LESSONS = ("10_operating_handoffs.ipynb", "11_lab.ipynb")
+STORE_SIZE = re.compile(r"`handoffs/store\.py`[^.]*?unas (\d+) líneas")
+KIND_COUNT = re.compile(r"(?i)\b(dos|tres|cuatro|cinco|seis|siete)\s+tipos\b")
+COUNTS = {"dos": 2, "tres": 3, "cuatro": 4, "cinco": 5, "seis": 6, "siete": 7}
+
+
+def _lab_lesson_texts() -> list[tuple[str, str]]:
+    return [(f"{folder}/{lesson}", cell.source) for folder in ("notebooks", "solutions", "student")
+            for lesson in LAB_LESSONS for cell in read_notebook(ROOT / folder / lesson).cells]
+
+
+def test_lessons_10_and_11_use_the_glossary_s_words():
+    """«biblioteca», not «librería»; «transferir», not «traspasar» (GLOSSARY.md)."""
+    found = [f"{where}: {word}" for where, text in _lab_lesson_texts()
+             for word in re.findall(r"(?i)\blibrer[ií]as?\b|\btraspas\w*", text)]
+    assert not found, "\n".join(found)
+
+
+def test_lesson_11_is_not_the_last_and_counts_the_lab_s_ticket_kinds():
+    """Lesson 12 comes after the lab, and the lab draws as many kinds of ticket as its SCENARIOS hold."""
+    from handoffs.examples.lab import SCENARIOS
+
+    texts = [(where, text) for where, text in _lab_lesson_texts() if "11_lab" in where]
+    last = [where for where, text in texts if re.search(r"(?i)(la )?última lección|lección, la última", text)]
+    assert not last, last
+    counts = {(where, COUNTS[word.lower()]) for where, text in texts for word in KIND_COUNT.findall(text)}
+    assert counts and all(count == len(SCENARIOS) for _, count in counts), counts
+    assert any("lección 12" in text for where, text in texts if where.startswith("notebooks/")), "no «lección 12»"
+
+
+def test_lesson_10_gives_the_store_s_real_size():
+    """When lesson 10 says how long handoffs/store.py is, the number is within a tenth of its lines."""
+    lines = len((ROOT / "shared" / "handoffs" / "store.py").read_text(encoding="utf-8").splitlines())
+    said = [int(n) for where, text in _lab_lesson_texts() if "10_" in where for n in STORE_SIZE.findall(text)]
+    assert all(abs(n - lines) <= lines / 10 for n in said), (said, lines)
