@@ -54,7 +54,7 @@ REQUIRED = ["handoff_id", "task_id", "sender", "receiver", "reason", "next_objec
 SIX_BLOCKS = ["next_objective", "confirmed_state", "evidence", "authority", "acceptance", "recovery"]  # seed 002
 
 LEGACY = {  # the version-0 payload of seed 001: no version, from_agent/to_agent, goal, state{...}, handoff_at
-    "task_id": "TCK-4812",
+    "task_id": "TCK-4790",  # the class's xz ticket (TCK-4812 is the 502 incident)
     "from_agent": "triage",
     "to_agent": "security",
     "reason": "hallazgo fuera de mi ámbito: posible CVE en dependencia",
@@ -173,7 +173,7 @@ def test_created_at_is_normalised_to_utc():
 def test_legacy_version_zero_payload_migrates():
     contract = parse_contract(json.dumps(LEGACY))
     assert contract.version == CURRENT_VERSION == 1
-    assert (contract.sender, contract.receiver, contract.task_id) == ("triage", "security", "TCK-4812")
+    assert (contract.sender, contract.receiver, contract.task_id) == ("triage", "security", "TCK-4790")
     assert contract.next_objective == LEGACY["goal"]
     assert contract.facts.verified == LEGACY["state"]["verified_facts"]
     assert contract.work.remaining == ["confirmar explotabilidad", "proponer mitigación"]
@@ -218,7 +218,7 @@ def test_legacy_payloads_without_an_id_get_distinct_ids_from_their_content():
     other = {**LEGACY, "to_agent": "infra", "goal": "restaurar pagos"}
     first, second = parse_contract(LEGACY), parse_contract(other)
     assert first.handoff_id != second.handoff_id
-    assert first.handoff_id.startswith("TCK-4812-v0-")
+    assert first.handoff_id.startswith("TCK-4790-v0-")
     assert parse_contract(json.dumps(LEGACY, indent=4)).handoff_id == first.handoff_id  # same content, same id
     assert parse_contract({**LEGACY, "handoff_id": "H-legacy"}).handoff_id == "H-legacy"
 
