@@ -30,9 +30,10 @@ SECONDS_PER_CODE_LINE = 4
 SECONDS_PER_RUN = 15
 EXERCISE_MINUTES = {"Fácil": 10, "Medio": 20, "Difícil": 35}
 WRITTEN_ANSWER_MINUTES = 15
+OPENING = 5  # the cells where a notebook states its time (title, objective)
 EXERCISE_HEADING = re.compile(r"^#+ Ejercicio \d+ · (Fácil|Medio|Difícil) ·", re.M)
 STATED = re.compile(r"\*\*Tiempo estimado:\*\* unos (\d+) minutos para la lección guiada \(`[^`]+`\) y unos\s+(\d+) "
-                    r"para los ejercicios \(`[^`]+`\)\.")
+                    r"para los ejercicios \(`[^`]+`\)[^.]*\.")
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ def _source(cell: dict) -> str:
 
 
 def _reading_minutes(cells: list[dict]) -> float:
-    words = sum(len(re.findall(r"\w+", _source(c))) for c in cells if c["cell_type"] == "markdown")
+    words = sum(len(re.findall(r"\w+", STATED.sub("", _source(c)))) for c in cells if c["cell_type"] == "markdown")
     code = [c for c in cells if c["cell_type"] == "code"]
     lines = sum(1 for c in code for line in _source(c).splitlines() if line.strip())
     return words / WORDS_PER_MINUTE + (lines * SECONDS_PER_CODE_LINE + len(code) * SECONDS_PER_RUN) / 60
@@ -91,9 +92,9 @@ def lessons(root: Path = ROOT) -> list[str]:
 
 
 def stated(path: Path) -> tuple[int, int] | None:
-    """The (guided, exercises) minutes a notebook's first cell states, or None."""
-    found = STATED.search(_source(_cells(path)[0]))
-    return (int(found[1]), int(found[2])) if found else None
+    """The (guided, exercises) minutes a notebook's opening cells state, or None."""
+    found = [match for cell in _cells(path)[:OPENING] for match in STATED.finditer(_source(cell))]
+    return (int(found[0][1]), int(found[0][2])) if len(found) == 1 else None
 
 
 def sentence(found: Estimate) -> str:
@@ -104,24 +105,24 @@ def sentence(found: Estimate) -> str:
 
 
 def write(found: Estimate, path: Path) -> bool:
-    """Put the estimate into ``path``'s first cell, replacing a stated one; whether the file changed."""
-    text = path.read_text(encoding="utf-8")
-    notebook = json.loads(text)
-    first = notebook["cells"][0]
-    source = _source(first)
-    if STATED.search(source):
+    """State the estimate in ``path``, replacing a stated one (else after its objective); whether it changed."""
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    cells = notebook["cells"][:OPENING]
+    cell = next((c for c in cells if STATED.search(_source(c))), None)
+    if cell is not None:
+        source = _source(cell)
         new = STATED.sub(sentence(found), source)
     else:
-        at = source.find("\n\n", source.find("## Objetivo"))
+        cell = next((c for c in cells if "## Objetivo" in _source(c)), notebook["cells"][0])
+        source = _source(cell)
+        at = source.find("\n\n", source.find("## Objetivo") + 1)
         at = len(source) if at < 0 else at
         new = source[:at] + "\n\n" + sentence(found) + source[at:]
     if new == source:
         return False
-    lines = new.splitlines(keepends=True)
-    first["source"] = lines
-    out = json.dumps(notebook, indent=1, ensure_ascii=False) + "\n"
+    cell["source"] = new.splitlines(keepends=True)
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(out, encoding="utf-8")
+    tmp.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     tmp.replace(path)
     return True
 

@@ -9,11 +9,15 @@ so the few a lesson shows on purpose are listed in ``PYTHON_MESSAGES``.
 
 import ast
 import re
+import sys
 from pathlib import Path
 
 import pytest
 
 from grader.authoring.notebooks import read_notebook
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import lesson_times  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 EN = frozenset("the is are must cannot with got of and to be was were has have for this that its by an should "
@@ -110,10 +114,10 @@ def _lab_lesson_texts() -> list[tuple[str, str]]:
             for lesson in LAB_LESSONS for cell in read_notebook(ROOT / folder / lesson).cells]
 
 
-def test_lessons_10_and_11_use_the_glossary_s_words():
-    """«biblioteca», not «librería»; «transferir», not «traspasar» (GLOSSARY.md)."""
+def test_lessons_10_and_11_say_transferir():
+    """«transferir», not «traspasar» (GLOSSARY.md; «librería» is checked in every lesson below)."""
     found = [f"{where}: {word}" for where, text in _lab_lesson_texts()
-             for word in re.findall(r"(?i)\blibrer[ií]as?\b|\btraspas\w*", text)]
+             for word in re.findall(r"(?i)\btraspas\w*", text)]
     assert not found, "\n".join(found)
 
 
@@ -134,3 +138,56 @@ def test_lesson_10_gives_the_store_s_real_size():
     lines = len((ROOT / "shared" / "handoffs" / "store.py").read_text(encoding="utf-8").splitlines())
     said = [int(n) for where, text in _lab_lesson_texts() if "10_" in where for n in STORE_SIZE.findall(text)]
     assert all(abs(n - lines) <= lines / 10 for n in said), (said, lines)
+
+
+REGIONAL = {"librería": "biblioteca (a software library)", "librerías": "bibliotecas", "de a uno": "uno por uno",
+            "escalación": "escalamiento", "fichero": "archivo"}
+"""Words the glossary replaces, with the word to write instead."""
+
+
+def _student_text(cell) -> str:
+    """What a student reads of a cell: markdown, or a code cell's comments, strings and what it printed."""
+    return cell.source + ("\n" + _printed(cell) if cell.cell_type == "code" else "")
+
+
+@pytest.mark.parametrize("folder", ["notebooks", "student"])
+def test_the_glossary_words_are_used(folder):
+    found = [f"{path.name} cell {i}: «{word}» (write {instead})"
+             for path in sorted((ROOT / folder).glob("*.ipynb"))
+             for i, cell in enumerate(read_notebook(path).cells)
+             for word, instead in REGIONAL.items()
+             if re.search(rf"(?i)\b{word}\b", _student_text(cell))]
+    assert not found, "\n".join(found)
+
+
+QUOTED = re.compile(r"\"([^\"]{12,})\"|«([^»]{12,})»|`([^`]{12,})`")
+
+
+@pytest.mark.parametrize("folder", ["notebooks", "student"])
+def test_a_string_said_to_be_english_is_english(folder):
+    """A paragraph that says a text is in English quotes it in English, not its Spanish translation."""
+    found = []
+    for path in sorted((ROOT / folder).glob("*.ipynb")):
+        for i, cell in enumerate(read_notebook(path).cells):
+            if cell.cell_type != "markdown":
+                continue
+            for paragraph in cell.source.split("\n\n"):
+                if not re.search(r"(?i)en inglés", paragraph):
+                    continue
+                spanish = [q for groups in QUOTED.findall(paragraph) for q in groups
+                           if q and len(q.split()) >= 3 and not english(q) and
+                           sum(w in ES for w in re.findall(r"[a-záéíóúñü]+", q.lower())) >= 2]
+                found += [f"{path.name} cell {i}: said to be English, quoted in Spanish: {q[:80]}" for q in spanish]
+    assert not found, "\n".join(found)
+
+
+@pytest.mark.parametrize("lesson", sorted(path.stem for path in (ROOT / "solutions").glob("*.ipynb")))
+def test_the_time_estimate_is_the_measured_one(lesson):
+    """Each notebook states what ``python benchmarks/lesson_times.py`` measures, and so does the README's table."""
+    measured = lesson_times.estimate(lesson, ROOT)
+    for folder in ("notebooks", "solutions", "student"):
+        assert lesson_times.stated(ROOT / folder / f"{lesson}.ipynb") == (measured.guided, measured.exercises), (
+            f"{folder}/{lesson}: run python benchmarks/lesson_times.py --write, then grader generate")
+    row = next(line for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+               if line.startswith(f"| `{lesson}`"))
+    assert row.rstrip(" |").endswith(f"{measured.guided} + {measured.exercises}"), f"README: {row}"
