@@ -27,8 +27,7 @@ from .notebooks import UnusableNotebook, dumps, parse_notebook, read_notebook, t
 
 PIPELINE = (CheckCellMetadata, ClearSolutions, ClearHiddenTests, LockCells, ClearOutput, ComputeChecksums)
 
-CODE_STUB = ('# ESCRIBE TU CÓDIGO AQUÍ\n'
-             'raise NotImplementedError("ejercicio sin responder todavía: escribe tu código aquí y borra esta línea")')
+CODE_STUB = '# ESCRIBE TU CÓDIGO AQUÍ\nraise NotImplementedError("ejercicio sin responder todavía")'
 TEXT_STUB = "ESCRIBE TU RESPUESTA AQUÍ"
 """What a student finds where the solution was: in Spanish, like everything the student reads."""
 STUBS = {ClearSolutions: {"code_stub": {"python": CODE_STUB}, "text_stub": TEXT_STUB}}
