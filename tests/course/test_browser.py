@@ -424,8 +424,8 @@ def test_the_lab_terminal_runs_the_course_s_python_and_grader(lab: Lab) -> None:
 
 def test_the_class_report_and_a_feedback_page_show_in_the_browser(browser, tmp_path: Path) -> None:
     """``grader report`` on a batch of 32: class.html's plot is drawn and its tables are there; a feedback page too."""
-    from test_classview import class_of
-    from test_mistakes import with_wrong_answers
+    from fixture_submissions import with_wrong_answers
+    from sample_class import class_of
 
     from grader.__main__ import main
     from grader.authoring.notebooks import dumps
