@@ -24,6 +24,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.authoring.notebooks import dumps, read_notebook, write_atomic
+
 ROOT = Path(__file__).resolve().parents[1]
 WORDS_PER_MINUTE = 120
 SECONDS_PER_CODE_LINE = 4
@@ -106,24 +108,20 @@ def sentence(found: Estimate) -> str:
 
 def write(found: Estimate, path: Path) -> bool:
     """State the estimate in ``path``, replacing a stated one (else after its objective); whether it changed."""
-    notebook = json.loads(path.read_text(encoding="utf-8"))
-    cells = notebook["cells"][:OPENING]
-    cell = next((c for c in cells if STATED.search(_source(c))), None)
+    notebook = read_notebook(path)
+    cells = notebook.cells[:OPENING]
+    cell = next((c for c in cells if STATED.search(c.source)), None)
     if cell is not None:
-        source = _source(cell)
-        new = STATED.sub(sentence(found), source)
+        new = STATED.sub(sentence(found), cell.source)
     else:
-        cell = next((c for c in cells if "## Objetivo" in _source(c)), notebook["cells"][0])
-        source = _source(cell)
-        at = source.find("\n\n", source.find("## Objetivo") + 1)
-        at = len(source) if at < 0 else at
-        new = source[:at] + "\n\n" + sentence(found) + source[at:]
-    if new == source:
+        cell = next((c for c in cells if "## Objetivo" in c.source), notebook.cells[0])
+        at = cell.source.find("\n\n", cell.source.find("## Objetivo") + 1)
+        at = len(cell.source) if at < 0 else at
+        new = cell.source[:at] + "\n\n" + sentence(found) + cell.source[at:]
+    if new == cell.source:
         return False
-    cell["source"] = new.splitlines(keepends=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    cell.source = new
+    write_atomic(path, dumps(notebook))
     return True
 
 
