@@ -9,15 +9,12 @@ so the few a lesson shows on purpose are listed in ``PYTHON_MESSAGES``.
 
 import ast
 import re
-import sys
 from pathlib import Path
 
+import lesson_times
 import pytest
 
 from grader.authoring.notebooks import read_notebook
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import lesson_times  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 EN = frozenset("the is are must cannot with got of and to be was were has have for this that its by an should "
