@@ -13,6 +13,7 @@ from .authoring.course import SOLUTIONS, STUDENT
 from .authoring.notebooks import write_atomic
 from .errors import GraderError, WrongKindOfPath
 from .grading.execute import DEFAULT_LIMITS, Limits
+from .grading.report import printable
 
 QUIET_LOGGERS = ("jupyter_client", "nbclient", "traitlets", "asyncio", "tornado", "distributed")
 """Libraries whose warnings (a kernel that did not answer in time...) the user sees only with -v."""
@@ -34,10 +35,10 @@ def cmd_generate(args: argparse.Namespace) -> int:
         changed = generate(args.solutions, args.student, args.lessons, force=args.force)
     except EditedStudentNotebook as error:  # one line per file, and nothing written
         for path in error.paths:
-            print(f"error: {refusal(path)}", file=sys.stderr)
+            print(f"error: {_one_line(refusal(path))}", file=sys.stderr)
         return 2
     for path in changed:
-        print(f"wrote {path}")
+        print(_one_line(f"wrote {path}"))
     print(f"{len(changed)} student notebook(s) changed")
     return 0
 
@@ -84,9 +85,9 @@ def cmd_batch(args: argparse.Namespace) -> int:
                  scheduler=args.scheduler)
     graded = [r for r in rows if r["status"] == "graded"]
     errors = [r for r in rows if r["status"] != "graded"]
-    print(f"{len(graded)} graded, {len(errors)} with errors -> {Gradebook(Path(args.out)).grades}")
+    print(_one_line(f"{len(graded)} graded, {len(errors)} with errors -> {Gradebook(Path(args.out)).grades}"))
     for row in errors:
-        print(f"  {row['submission']}: {row['error']}")
+        print("  " + _one_line(f"{row['submission']}: {row['error']}"))
     return 0
 
 
@@ -96,7 +97,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     problems = check_course(args.root, workers=args.workers, limits=_limits(args), lessons=args.lessons,
                             mistakes=not args.no_mistakes)
     for problem in problems:
-        print(problem)
+        print(_one_line(problem))
     print(f"{len(problems)} problem(s)" if problems else "course OK")
     return 1 if problems else 0
 
@@ -106,7 +107,7 @@ def cmd_store_outputs(args: argparse.Namespace) -> int:
 
     problems = [problem for path in args.notebooks for problem in store_outputs(Path(path), _limits(args))]
     for problem in problems:
-        print(problem)
+        print(_one_line(problem))
     print(f"{len(problems)} problem(s)" if problems else f"stored the outputs of {len(args.notebooks)} notebook(s)")
     return 1 if problems else 0
 
@@ -115,19 +116,22 @@ def cmd_manual_import(args: argparse.Namespace) -> int:
     from .classroom.gradebook import Gradebook
     from .classroom.manual import import_marks
 
-    rows = import_marks(args.scores, args.out)
+    rows, problems = import_marks(args.scores, args.out)
+    for problem in problems:
+        print(f"error: {_one_line(problem)}", file=sys.stderr)
     pending = [r for r in rows if r["manual_pending"]]
-    print(f"imported the marks of {args.scores} -> {Gradebook(Path(args.out)).grades}; "
-          f"{len(pending)} submission(s) still pending")
-    return 0
+    print(_one_line(f"imported the marks of {args.scores} -> {Gradebook(Path(args.out)).grades}; "
+                    f"{len(pending)} submission(s) still pending"
+                    + (f"; {len(problems)} line(s) refused, the others imported" if problems else "")))
+    return 1 if problems else 0
 
 
 def cmd_manual_template(args: argparse.Namespace) -> int:
     from .classroom.manual import write_template
 
     path, count = write_template(args.out, args.csv)
-    print(f"wrote {path}: {count} cell(s) to mark; fill in points, then: python -m grader manual import {path} "
-          f"--out {args.out}")
+    print(_one_line(f"wrote {path}: {count} cell(s) to mark; fill in points, then: "
+                    f"python -m grader manual import {path} --out {args.out}"))
     return 0
 
 
@@ -135,7 +139,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from .classroom.classview import write_class_report
 
     for path in write_class_report(args.out, args.threshold / 100):
-        print(f"wrote {path}")
+        print(_one_line(f"wrote {path}"))
     return 0
 
 
@@ -216,13 +220,23 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())[:500]
+    """``text`` as one line a terminal shows as it is: no escape sequence or control character from a file name."""
+    return printable(" ".join(text.split())[:500])
+
+
+class PrintableFormatter(logging.Formatter):
+    """Log lines with every control character shown as ``?`` (a file name in a message cannot rewrite the terminal)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return "\n".join(printable(line) for line in super().format(record).split("\n"))
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run a subcommand; unusable input exits 2 with one line and no traceback (``-v`` logs the traceback)."""
     args = parser().parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, format="%(name)s: %(message)s")
+    handler = logging.StreamHandler()
+    handler.setFormatter(PrintableFormatter("%(name)s: %(message)s"))
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, handlers=[handler])
     if not args.verbose:  # a kernel's timeout or interrupt is in the report; the libraries' notes only with -v
         for name in QUIET_LOGGERS:
             logging.getLogger(name).setLevel(logging.ERROR)

@@ -29,20 +29,35 @@ div.error-habitual { background: #fff8e1; border-left: 4px solid #f0a000; paddin
 PAGE_CHARS = 1_000_000  # of cell sources and outputs on one page; the rest is omitted, and counted
 BASE64 = re.compile(r"[A-Za-z0-9+/=\s]+")
 
+# A page loads nothing from outside itself: no script, no font, no remote image (a web beacon in a student's
+# markdown would tell its author when the instructor opened the page); only its own styles and data: images
+CSP = Markup("default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'")
+
 
 @functools.lru_cache(maxsize=4)
 def template(name: str = "feedback.html.j2") -> jinja2.Template:
     """A page's template from ``grader/templates/``, autoescaped, loaded once per process."""
     env = jinja2.Environment(loader=jinja2.PackageLoader("grader", "templates"), autoescape=True,
                              undefined=jinja2.StrictUndefined)
+    env.globals["csp"] = CSP
     return env.get_template(name)
+
+
+class _OwnImagesOnly(mistune.HTMLRenderer):
+    """Markdown's HTML, with an image that is not a ``data:`` image shown as its alt text, never fetched."""
+
+    def image(self, text: str, url: str, title: str | None = None) -> str:
+        if url.startswith("data:image/"):
+            return super().image(text, url, title)
+        return f"<span class=\"imagen\">[imagen: {mistune.escape(mistune.util.striptags(text))}]</span>"
 
 
 @functools.lru_cache(maxsize=1)
 def _markdown() -> Callable[[str], str]:
-    """Markdown to HTML, raw HTML escaped; each text rendered once per process (a lesson's cells are the same on
-    every page of a batch)."""
-    render = mistune.create_markdown(escape=True, plugins=["table", "strikethrough"])  # raw HTML is escaped
+    """Markdown to HTML, raw HTML escaped, remote images dropped; each text rendered once per process (a lesson's
+    cells are the same on every page of a batch)."""
+    render = mistune.create_markdown(escape=True, renderer=_OwnImagesOnly(escape=True),
+                                     plugins=["table", "strikethrough"])
     return functools.lru_cache(maxsize=4096)(lambda text: str(render(text)))
 
 

@@ -20,6 +20,7 @@ from ..grading.pipeline import grade_notebooks
 from ..grading.preload import imported_modules
 from ..grading.reference import reference_for
 from ..grading.testcells import problems as rule_problems
+from ..grading.testcells import without_hidden_part
 from ..kernels.supply import worker_supply
 from .pool import run_tasks
 
@@ -75,7 +76,8 @@ def check_solution(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[str]:
     """A solution notebook has valid metadata, test cells that follow the rule of ``grader.grading.testcells``, passes
     its own checks in the reference run, and earns every point, with no cell failing and nothing restored."""
     source = read_notebook(path)
-    problems = metadata_problems(source, str(path)) or [f"{path}: {problem}" for problem in rule_problems(source)]
+    problems = metadata_problems(source, str(path)) or [
+        f"{path}: {problem}" for problem in rule_problems(source) + without_hidden_part(source)]
     if problems:
         return problems
     student = student_version(source, str(path))

@@ -2,8 +2,9 @@
 
 A cell's run records whether the kernel's ``execute_reply`` says it raised; that marks the cell,
 it never passes a test. A test cell runs as the kernel may see it (``grader.grading.testcells``): its
-visible part as one request, whose outputs are kept, then its hidden part as another, of which
-nothing is kept but the check reports (``grader.grading.probe``); the reports are collected apart from
+visible part as one request, whose outputs are kept, in its place; its hidden part as another, of which
+nothing is kept but the check reports (``grader.grading.probe``), after the notebook's last cell, so that no
+student cell can run after it to print what it sent. The reports are collected apart from
 the outputs and judged by the caller, outside the kernel. Every request, a cell's, a part's or a
 replayed cell's, takes the one path of ``grader.kernels.request``; nbclient builds the outputs.
 Every limit is a mark on one cell, never the end of the run:
@@ -15,8 +16,10 @@ Every limit is a mark on one cell, never the end of the run:
 * after a restart, the cells that had run fine are replayed silently (outputs discarded),
   so later exercises that depend on them still earn their points.
 * every message a cell sends counts against the per-cell output cap (streams, displays and
-  their updates, results, errors, comms); beyond it, messages are dropped and one line
-  says so. The grader's memory stays flat however much a kernel sends.
+  their updates, results, errors, comms), by what it holds once parsed (``grader.kernels.channels``),
+  and against a cap for the whole notebook; beyond them, messages are dropped and one line
+  says so. Check reports have caps of their own. The grader's memory stays flat however much,
+  and however nested, a kernel sends.
 """
 
 import asyncio
@@ -33,7 +36,7 @@ from nbclient import NotebookClient
 from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 from nbformat import NotebookNode
 
-from ..kernels.channels import MAX_MESSAGE
+from ..kernels.channels import HELD, MAX_MESSAGE, REFUSED
 from ..kernels.kernel import Kernel, start_kernel
 from ..kernels.request import Outcome, request
 from ..kernels.request import execute as execute_request
@@ -51,6 +54,8 @@ FREE_MESSAGES = ("status", "execute_input", "clear_output")
 KEPT_CHARS = 2_000      # of an exception message or traceback line kept in a CellRun
 KEPT_FRAMES = 40
 REPORT_BYTES = 8 * 1024 ** 2  # of check reports per part of a test cell; beyond it, reports are dropped
+NOTEBOOK_REPORT_BYTES = 32 * 1024 ** 2  # of check reports in the whole notebook, likewise
+NOTEBOOK_OUTPUT_BYTES = 32 * 1024 ** 2  # of outputs kept in the whole notebook; beyond it, outputs are dropped
 COALESCE = CoalesceStreamsPreprocessor()  # a cell's consecutive prints as one output, as nbconvert stores them
 
 
@@ -108,17 +113,6 @@ class CellRun:
         return " ".join(text.split())[:300]
 
 
-def _size(value: Any, depth: int = 0) -> int:
-    """Characters in a message's content: every string, key and number, however nested."""
-    if isinstance(value, (str, bytes, bytearray, memoryview)):
-        return len(value)
-    if isinstance(value, dict):
-        return sum(len(str(k)) + _size(v, depth + 1) for k, v in value.items()) if depth < 20 else 1
-    if isinstance(value, (list, tuple)):
-        return sum(_size(v, depth + 1) for v in value) if depth < 20 else 1
-    return 8
-
-
 class CellOutputs(NotebookClient):
     """The notebook's outputs, built by nbclient from a cell's iopub messages, at most ``output_cap`` characters
     of messages per cell.
@@ -138,6 +132,7 @@ class CellOutputs(NotebookClient):
         self.refused: set[tuple[int, str]] = set()  # cells one message of which was over MAX_MESSAGE
         self.reports: list[Any] = []  # the running part's check reports
         self.report_bytes = 0
+        self.all_outputs = self.all_reports = 0  # bytes held by the whole notebook's outputs, and reports
 
     def start(self, part: str) -> None:
         """Begin a cell's part: no reports yet, and a ``clear_output(wait=True)`` of the last cell forgotten."""
@@ -147,22 +142,27 @@ class CellOutputs(NotebookClient):
     def process_message(self, msg: dict[str, Any], cell: NotebookNode, cell_index: int) -> NotebookNode | None:
         kind = msg["msg_type"]
         if kind not in FREE_MESSAGES:
+            key = (cell_index, self.part)
+            if msg.get(REFUSED):  # its content was never parsed (grader.kernels.channels)
+                self.refused.add(key)
+                return None
             content = msg.get("content")
-            size = _size(content) + sum(len(b) for b in msg.get("buffers") or [])
+            size = msg.get(HELD, 0)  # what its content holds, parsed
             data = content.get("data") if kind == "display_data" and isinstance(content, dict) else None
             if isinstance(data, dict) and MIME in data:
                 self.report_bytes += size
-                if self.report_bytes <= REPORT_BYTES:  # a list of reports (grader.grading.probe), or anything: data
-                    sent = data[MIME]
+                self.all_reports += size
+                if self.report_bytes <= REPORT_BYTES and self.all_reports <= NOTEBOOK_REPORT_BYTES:
+                    sent = data[MIME]  # a list of reports (grader.grading.probe), or anything: data
                     self.reports.extend(sent if isinstance(sent, list) else [sent])
                 return None
-            key = (cell_index, self.part)
             used = self.sizes.get(key, 0)
-            if used + size > self.output_cap:
+            if used + size > self.output_cap or self.all_outputs + size > NOTEBOOK_OUTPUT_BYTES:
                 self.sizes[key] = self.output_cap  # nothing more fits, however small
                 self.dropped[key] = self.dropped.get(key, 0) + size
                 return None
             self.sizes[key] = used + size
+            self.all_outputs += size
         if self.part == "hidden":
             return None  # nothing a hidden test produces is kept: not an output, not a display update
         return super().process_message(msg, cell, cell_index)
@@ -241,21 +241,21 @@ async def _run_cell(kernel: Kernel, outputs: CellOutputs, cell: NotebookNode, in
     return run, False
 
 
-async def _run_test(kernel: Kernel, outputs: CellOutputs, cell: NotebookNode, index: int, code: KernelCode,
-                    timeout: float, limits: Limits) -> tuple[CellRun, bool]:
-    """Run a test cell as ``code``: its visible part in place, then its hidden part, of which only reports are kept.
+async def _run_hidden(kernel: Kernel, outputs: CellOutputs, nb: NotebookNode, index: int, code: KernelCode,
+                      timeout: float, limits: Limits) -> tuple[CellRun, bool]:
+    """Run a test cell's hidden part, of which only reports are kept; its run and whether the kernel restarted.
 
-    The hidden part runs only after the visible part ran fine, and its run keeps nothing but its
-    status and exception name: not its message, not its traceback.
+    Its run keeps nothing but its status and exception name: not its message, not its traceback.
     """
-    run, restarted = await _run_cell(kernel, outputs, cell, index, code.visible, timeout, limits,
-                                     store_history=False)
-    if run.ok and code.hidden.strip():
-        hidden, restarted = await _run_cell(kernel, outputs, cell, index, code.hidden, timeout, limits, "hidden",
-                                            store_history=False)
-        hidden.evalue, hidden.traceback = "", []
-        run.hidden = hidden
-    return run, restarted
+    hidden, restarted = await _run_cell(kernel, outputs, nb.cells[index], index, code.hidden, timeout, limits,
+                                        "hidden", store_history=False)
+    hidden.evalue, hidden.traceback = "", []
+    return hidden, restarted
+
+
+def _out_of_budget(limits: Limits) -> Message:
+    """Why a cell did not run: the notebook's time budget was spent."""
+    return say(Say.BUDGET, seconds=f"{limits.notebook_timeout:g}")
 
 
 def _mark_truncated(outputs: CellOutputs, nb: NotebookNode) -> None:
@@ -270,11 +270,13 @@ def _mark_truncated(outputs: CellOutputs, nb: NotebookNode) -> None:
 
 
 async def run_notebook(nb: NotebookNode, limits: Limits = DEFAULT_LIMITS, supply: KernelSupply | None = None,
-                       tests: Mapping[int, KernelCode] | None = None) -> list[CellRun]:
+                       tests: Mapping[int, KernelCode] | None = None, hidden_last: bool = True) -> list[CellRun]:
     """Execute every code cell of ``nb`` in a fresh kernel, outputs in place; returns a CellRun per code cell.
 
     ``tests`` maps the index of each test cell to the code the kernel runs for it (``grader.grading.testcells``);
-    the notebook's own source of a test cell never reaches the kernel.
+    the notebook's own source of a test cell never reaches the kernel. The hidden parts run after the last
+    cell; ``hidden_last=False`` runs each right after its visible part, for trusted code only (the
+    written-down wrong answers, ``grader.grading.mistakes``, whose runs put the solution back after them).
     """
     tests = tests or {}
     with phase("start-up"):
@@ -282,6 +284,7 @@ async def run_notebook(nb: NotebookNode, limits: Limits = DEFAULT_LIMITS, supply
     outputs = CellOutputs(nb, limits.output_bytes)
     runs: list[CellRun] = []
     kept: list[int] = []  # cells that ran fine, replayed after a restart
+    pending: list[CellRun] = []  # test cells whose visible part passed and whose hidden part is still to run
     deadline = monotonic() + limits.notebook_timeout
     try:
         for index, cell in enumerate(nb.cells):
@@ -289,18 +292,32 @@ async def run_notebook(nb: NotebookNode, limits: Limits = DEFAULT_LIMITS, supply
                 continue
             left = deadline - monotonic()
             if left <= 0:
-                runs.append(_failed(index, CellStatus.NOT_RUN, say(Say.BUDGET, seconds=f"{limits.notebook_timeout:g}")))
+                runs.append(_failed(index, CellStatus.NOT_RUN, _out_of_budget(limits)))
                 continue
             timeout = min(limits.cell_timeout, left)
-            if index in tests:
-                run, restarted = await _run_test(kernel, outputs, cell, index, tests[index], timeout, limits)
-            else:
-                run, restarted = await _run_cell(kernel, outputs, cell, index, cell.source, timeout, limits)
+            code = tests[index].visible if index in tests else cell.source
+            run, restarted = await _run_cell(kernel, outputs, cell, index, code, timeout, limits,
+                                             store_history=index not in tests)
             runs.append(run)
+            if run.ok and index in tests and tests[index].hidden.strip():
+                pending.append(run)
+                if not hidden_last and not restarted:
+                    run.hidden, restarted = await _run_hidden(kernel, outputs, nb, index, tests[index], timeout, limits)
+                    pending.pop()
             if restarted:
                 await _recover(kernel, nb, kept, deadline, limits)
             elif run.ok and index not in tests:
                 kept.append(index)
+        # the hidden parts run last, when no cell of the notebook can run any more to print what they sent
+        for run in pending:
+            left = deadline - monotonic()
+            if left <= 0:
+                run.hidden = _failed(run.index, CellStatus.NOT_RUN, _out_of_budget(limits))
+                continue
+            run.hidden, restarted = await _run_hidden(kernel, outputs, nb, run.index, tests[run.index],
+                                                      min(limits.cell_timeout, left), limits)
+            if restarted:
+                await _recover(kernel, nb, kept, deadline, limits)
     finally:
         with phase("start-up"):
             await (supply.give_back(kernel) if supply else kernel.stop())
@@ -309,8 +326,8 @@ async def run_notebook(nb: NotebookNode, limits: Limits = DEFAULT_LIMITS, supply
 
 
 def execute(nb: NotebookNode, limits: Limits = DEFAULT_LIMITS, supply: KernelSupply | None = None,
-            tests: Mapping[int, KernelCode] | None = None) -> list[CellRun]:
+            tests: Mapping[int, KernelCode] | None = None, hidden_last: bool = True) -> list[CellRun]:
     """Synchronous ``run_notebook``: on the supply's loop when given, else on a new one."""
     if supply is not None:
-        return supply.run(run_notebook(nb, limits, supply, tests))
-    return asyncio.run(run_notebook(nb, limits, tests=tests))
+        return supply.run(run_notebook(nb, limits, supply, tests, hidden_last))
+    return asyncio.run(run_notebook(nb, limits, tests=tests, hidden_last=hidden_last))

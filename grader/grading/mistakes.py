@@ -4,7 +4,8 @@ A solution notebook writes down, for each exercise, the plausible wrong answers:
 markdown cells with ``"wrong_answer_for": "<exercise grade_id>"`` in their metadata, an
 explanation for the student and the answer in one ```python block. Once per source, a trusted
 kernel runs each wrong answer in place of its exercise's solution, with the solution back after
-the exercise's tests (``mistake_table``). What each of those test
+the exercise's tests (``mistake_table``); there, each hidden part runs right after its visible part, before
+the solution is back. What each of those test
 cells reported is the wrong answer's behaviour: status, exception name and every check's
 actual value, hidden part included. A student's exercise that lost points and whose test cells
 reported exactly the same is named as that mistake. Nothing is guessed: when no wrong answer
@@ -130,7 +131,7 @@ def mistake_table(source: NotebookNode, student: NotebookNode, limits: Limits = 
             nb.cells.append(cell)
             if last.get(index) in wave:  # the solution again, for the exercises that follow
                 nb.cells.append(assembly.notebook.cells[assembly.positions[last[index]]])
-        runs = {run.index: run for run in execute(nb, limits, supply, tests)}
+        runs = {run.index: run for run in execute(nb, limits, supply, tests, hidden_last=False)}
         for exercise, answer in wave.items():
             table.setdefault(exercise, []).append(
                 {**Mistake(**answer.model_dump(exclude={"code"}), tests=owned[exercise]).model_dump(),

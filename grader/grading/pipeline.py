@@ -161,7 +161,7 @@ def grade_notebooks(source: NotebookNode, submission: NotebookNode, *, limits: L
         assert reference is not None
         mistakes = (None if visible_only or not name_mistakes else
                     lambda lost: mistake_table(source, student, limits, supply, exercises=lost))
-        scrub = Scrubber([c for c in source.cells if is_test(c)], [code.hidden for code in codes.values()])
+        scrub = Scrubber([c for c in source.cells if is_test(c)], [code.hidden_only for code in codes.values()])
         scrub.notebook(assembly.notebook)
         for run in runs:
             scrub.run(run)  # before any message is shortened or joined into one line

@@ -13,7 +13,9 @@ The rule a test cell follows (``grader check`` refuses a cell that breaks it, na
 
 ``rewrite`` turns each check into ``check(k, actual, what)`` (``grader.grading.probe``), keeping every
 line where it was, so a traceback points at the line the student reads. The visible part and
-the hidden part become two pieces of code, run as two requests. In the reference run of the
+the hidden part become two pieces of code, run as two requests, the hidden one after the notebook's last cell
+(``grader.grading.execute``); it begins with the visible part again, each check reduced to its actual side,
+evaluated and not reported, so that it sees what it saw in place. In the reference run of the
 solution (``expected=True``) each call also carries ``expected=...``; the student's kernel
 never receives an expected side, and never the description of a hidden check.
 """
@@ -55,6 +57,11 @@ class KernelCode:
     hidden: str
     checks: tuple[Check, ...]
     lines: tuple[str, ...] = ()  # the visible part's own lines, as the student reads them
+
+    @property
+    def hidden_only(self) -> str:
+        """The hidden code without the replay of the visible part it begins with."""
+        return "\n".join(self.hidden.split("\n")[len(self.lines):])
 
     @property
     def hidden_checks(self) -> frozenset[int]:
@@ -194,8 +201,9 @@ def rewrite(source: str, *, expected: bool = False, keep: frozenset[str] = froze
         begin, stop = span(node)
         return source[begin:stop]
 
-    pieces, end, checks = [], 0, []
+    checks = []
     replacements: list[tuple[int, int, str]] = []
+    replays: list[tuple[int, int, str]] = []  # for the replay of the visible part: each check's actual side alone
     for statement in dropped:  # replaced by blank lines: every other line keeps its number
         begin, stop = span(statement)
         replacements.append((begin, stop, "pass" + "\n" * source[begin:stop].count("\n")))
@@ -210,20 +218,31 @@ def rewrite(source: str, *, expected: bool = False, keep: frozenset[str] = froze
         text = f"{PROBE}({', '.join(parts)})"
         text = text[:-1] + "\n" * (source[begin:stop].count("\n") - text.count("\n")) + ")"
         replacements.append((begin, stop, text))
+        alone = segment(actual)
+        replays.append((begin, stop, f"({alone}" + "\n" * (source[begin:stop].count("\n") - alone.count("\n")) + ")"))
         literal = what.value if isinstance(what, ast.Constant) and isinstance(what.value, str) else None
         checks.append(Check(index, call.lineno, hidden, literal if what is not None else "valor",
                             segment(expected_node)))
+    code_lines = _replaced(source, replacements).split("\n")
+    if not markers:
+        return KernelCode("\n".join(code_lines), "", tuple(checks), tuple(lines))
+    begin_line, end_line = markers
+    visible = "\n".join(code_lines[:begin_line - 1])
+    # the hidden part runs after the notebook's last cell: the visible part first sets up again what it uses,
+    # its checks' actual sides evaluated (their calls may change what the hidden checks see) but not reported
+    replay = _replaced(source, [r for r in replays if r[0] < starts[begin_line]] + [
+        r for r in replacements if r[0] < starts[begin_line] and r[2].startswith("pass")])
+    hidden_code = "\n".join(replay.split("\n")[:begin_line - 1] + [""] + code_lines[begin_line:end_line - 1])
+    return KernelCode(visible, hidden_code, tuple(checks), tuple(lines[:begin_line - 1]))
+
+
+def _replaced(source: str, replacements: list[tuple[int, int, str]]) -> str:
+    """``source`` with each (begin, stop, text) span replaced by its text."""
+    pieces, end = [], 0
     for begin, stop, text in sorted(replacements):
         pieces += [source[end:begin], text]
         end = stop
-    code = "".join(pieces) + source[end:]
-    code_lines = code.split("\n")
-    if not markers:
-        return KernelCode(code, "", tuple(checks), tuple(lines))
-    begin_line, end_line = markers
-    visible = "\n".join(code_lines[:begin_line - 1])
-    hidden_code = "\n" * begin_line + "\n".join(code_lines[begin_line:end_line - 1])
-    return KernelCode(visible, hidden_code, tuple(checks), tuple(lines[:begin_line - 1]))
+    return "".join(pieces) + source[end:]
 
 
 def _dropped(tree: ast.Module, unsent: list[ast.expr], keep: frozenset[str]) -> list[ast.stmt]:
@@ -264,6 +283,14 @@ def problems(source: NotebookNode) -> list[str]:
             except CheckRuleError as error:
                 found.append(f"test cell {grade_id(cell)}: {error}")
     return found
+
+
+def without_hidden_part(source: NotebookNode) -> list[str]:
+    """The course's own rule on top of the grader's: every graded test cell has a hidden part, since a visible
+    expected value is one the student holds (an answer could return it); one line per cell that has none."""
+    return [f"test cell {grade_id(cell)}: has no hidden part (### BEGIN HIDDEN TESTS ... ### END HIDDEN TESTS); "
+            "a visible expected value is one the student holds" for cell in source.cells
+            if is_test(cell) and cell.get("cell_type") == "code" and HIDDEN_BEGIN not in cell.source]
 
 
 def _reads(source: str) -> set[str]:

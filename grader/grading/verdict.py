@@ -4,9 +4,11 @@ A test passes only when its visible part (and hidden part, if any) ran without r
 every check was reported exactly once with a value the same, type for type, as the expected
 one. Reports are untrusted data: a report that does not parse, names a check of the other
 part or an unknown one, or comes twice fails the test; so does a check with no report. A
-failure in the hidden part says only that it happened there.
+failure in the hidden part says only that it happened there, and a fixed word: the grader's own
+(timeout, died) or the name of a built-in exception, never a string the kernel chose.
 """
 
+import builtins
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -31,6 +33,16 @@ class CheckReport(BaseModel):
     actual: dict[str, Any]
     what: str = "valor"
     expected: dict[str, Any] | None = None
+
+
+def public_name(ename: str) -> str:
+    """What a failed hidden part may say of its exception: a built-in exception's name, else "Exception".
+
+    A class name is the kernel's to choose (one named after a hidden line would print it), so
+    only names from the fixed built-in set are shown.
+    """
+    named = getattr(builtins, ename, None)
+    return ename if isinstance(named, type) and issubclass(named, BaseException) else "Exception"
 
 
 def parse_reports(raw: list[Any]) -> list[CheckReport] | None:
@@ -82,7 +94,8 @@ def judge(code: KernelCode, run: CellRun, expected: dict[int, Node]) -> tuple[Te
     if run.hidden is None:
         return TestStatus.FAILED, say(Say.IN_HIDDEN, ename="NotRun")
     if not run.hidden.ok:
-        return STATUS[run.hidden.status], say(Say.IN_HIDDEN, ename=run.hidden.ename)
+        word = run.hidden.ename if run.hidden.message is not None else public_name(run.hidden.ename)  # ours, or theirs
+        return STATUS[run.hidden.status], say(Say.IN_HIDDEN, ename=word)
     found = _part(run.hidden.reports, hidden)
     if isinstance(found, str) or any(
             index not in found or index not in expected or difference(found[index].actual, expected[index]) is not None

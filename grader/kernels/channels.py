@@ -1,5 +1,9 @@
 """The grader's side of a kernel's channels: only shell and iopub, each refusing any message part over 4 MiB.
 
+A message's content is measured before it is parsed: what it will hold (``HELD``: its bytes, and
+``CONTAINER_BYTES`` for each JSON object or array) is what the output caps count, and a content of
+more than ``MAX_CONTAINERS`` is never parsed (``REFUSED``). A burst of reads stops at ``BURST_BYTES``.
+
 A message the grader cannot read (JSON nested deeper than Python's recursion limit, a bad
 signature, a missing header field) is dropped as if it had never come: it belongs to no request,
 so no cell waits for it, and reading it never raises in the grader.
@@ -16,7 +20,13 @@ from jupyter_client.connect import channel_socket_types
 CONTROL_QUEUE = 8  # unread control messages queued at most (each under MAX_MESSAGE)
 MAX_MESSAGE = 4 * 1024 ** 2  # bytes of one message part from a kernel; far above any output cap
 BURST = 64  # messages read in a row before the other channel and the clock are looked at
+BURST_BYTES = 8 * 1024 ** 2  # bytes read in a row, at most (and one message more), likewise
+MAX_CONTAINERS = 50_000  # JSON objects and arrays in a message's content; each costs the grader ~100 bytes parsed
+HEAD_CONTAINERS = 1_000  # in its header, parent header or metadata, which are always parsed
+CONTAINER_BYTES = 64  # what one parsed JSON object or array holds, at least, counted as bytes of the message
 UNREADABLE = "grader_unreadable"  # the type of a message that could not be read (it answers no request)
+HELD = "grader_held"  # a message's key: the bytes its content holds once parsed (CONTAINER_BYTES per container)
+REFUSED = "grader_refused"  # a message's key: its content had too many containers and was not parsed
 
 
 def _unreadable() -> dict[str, Any]:
@@ -105,15 +115,37 @@ def burst(channel: Any) -> list[dict[str, Any]]:
     socket: zmq.Socket[bytes] = zmq.Socket.shadow(channel.socket.underlying)
     session = channel.session
     messages: list[dict[str, Any]] = []
-    while len(messages) < BURST:
+    read = 0
+    while len(messages) < BURST and read < BURST_BYTES:
         try:
             frames = socket.recv_multipart(zmq.NOBLOCK)
         except zmq.Again:
             break
+        read += sum(len(frame) for frame in frames)
         try:
             _, parts = session.feed_identities(frames)
         except ValueError:
             messages.append(_unreadable())
             continue
-        messages.append(session.deserialize(parts))
+        messages.append(_parsed(session, parts))
     return messages
+
+
+def _containers(frame: bytes) -> int:
+    """An upper bound on the JSON objects and arrays a frame parses into, counted without parsing it."""
+    return frame.count(b"{") + frame.count(b"[")
+
+
+def _parsed(session: Any, parts: list[bytes]) -> dict[str, Any]:
+    """One message, parsed only where that costs little: JSON nested by the million (a few MiB that would take
+    the grader past a GiB) is measured first, and its content left unparsed and marked ``REFUSED``."""
+    if len(parts) < 5 or any(_containers(part) > HEAD_CONTAINERS for part in parts[1:4]):
+        return _unreadable()
+    containers = _containers(parts[4])
+    refused = containers > MAX_CONTAINERS
+    msg = session.deserialize(parts, content=not refused)
+    if refused:
+        msg["content"] = {}
+        msg[REFUSED] = True
+    msg[HELD] = len(parts[4]) + CONTAINER_BYTES * containers + sum(len(part) for part in parts[5:])
+    return msg

@@ -90,6 +90,13 @@ PEEK_CHARGE = ("def charge(price_cents):\n    import inspect, sys\n    caller = 
                "    print(''.join(inspect.findsource(caller)[0]))\n"
                "    raise ValueError(''.join(inspect.findsource(caller)[0]))")
 HIDDEN_ONLY_CHARGE = "def charge(price_cents):\n    return 3000 if price_cents == 6000 else price_cents"
+# Third red team: an exception named after the hidden part's source (base32, so no scrubber can spot it) ...
+NAMED_CHARGE = ("def charge(price_cents):\n    import base64, inspect, sys\n    if price_cents == 6000:\n"
+                "        return 3000\n    source = ''.join(inspect.findsource(sys._getframe(1))[0])\n"
+                "    raise type(base64.b32encode(source.encode()).decode().rstrip('='), (Exception,), {})()")
+# ... and a hook that records every request the kernel gets, printed compressed by the notebook's last cell
+RECORD = "_seen = []\nget_ipython().events.register('pre_run_cell', lambda info: _seen.append(info.raw_cell))"
+PRINT_RECORD = "import base64, zlib\nprint('REC:' + base64.b64encode(zlib.compress(repr(_seen).encode())).decode())"
 
 
 @pytest.fixture(scope="module")
@@ -103,6 +110,9 @@ def graded(tmp_path_factory):
     notebooks["leak"] = submission(after={"test_quote_total_more": LEAK, "test_charge": LEAK})
     notebooks["peek"] = submission(charge=PEEK_CHARGE, after={"test_charge": LEAK})
     notebooks["hidden_only"] = submission(charge=HIDDEN_ONLY_CHARGE)
+    notebooks["named"] = submission(charge=NAMED_CHARGE)
+    notebooks["recorder"] = submission(RECORD)
+    notebooks["recorder"].cells.append(new_code_cell(PRINT_RECORD))
     notebooks["disk"] = submission(after={"test_charge": f"print(open({str(SOURCE)!r}).read())"})
     for name, nb in notebooks.items():
         (subs / f"{name}.ipynb").write_text(dumps(nb), encoding="utf-8")
@@ -198,6 +208,25 @@ def test_a_failing_hidden_test_does_not_quote_itself(graded):
     assert quote["feedback"] == "AssertionError: valor: se esperaba 3000, se obtuvo 6000"  # a visible failure says why
 
 
+def test_a_hidden_failure_never_names_the_kernels_own_exception_class(graded):
+    """Before: the class name (the hidden part's source, encoded) was printed verbatim '... in a hidden test'."""
+    charge = next(e for e in graded["reports"]["named"]["exercises"] if e["grade_id"] == "test_charge")
+    assert (charge["status"], charge["feedback"]) == ("failed", "Exception in a hidden test")
+    assert "Exception en un test oculto" in _everything_written(graded, "named")
+
+
+def test_the_hidden_parts_run_after_the_last_cell_so_nothing_can_print_what_they_sent(graded):
+    """Before: every hidden input was decoded from the last cell's output on the student's own feedback page."""
+    import base64
+    import re
+    import zlib
+    page = (graded["out"] / "feedback" / "recorder.html").read_text(encoding="utf-8")
+    recorded = zlib.decompress(base64.b64decode(re.search(r"REC:([A-Za-z0-9+/=]+)", page).group(1))).decode()
+    assert "quote_total(3)" in recorded  # the hook did record the visible checks it saw
+    assert "quote_total(5)" not in recorded and "charge(6400)" not in recorded
+    assert graded["rows"]["recorder"]["score"] == "3"
+
+
 def _rss_kib(field="VmRSS"):
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith(field):
@@ -267,6 +296,43 @@ def test_one_huge_message_is_refused_unread_and_the_next_cells_still_speak():
     assert result["grown"] < 60, f"the grader's memory peaked {result['grown']} MiB above its start"
 
 
+NESTED = """
+import json
+from nbformat.v4 import new_code_cell, new_notebook
+from grader.grading.execute import Limits, execute
+from grader.grading.probe import MIME
+
+def mib(field):
+    return next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith(field)) // 1024
+
+nested = "from IPython.display import display\\nx = [{}] * 1_000_000\\nfor _ in range(21):\\n    x = [x]\\n"
+cells = [nested + "for _ in range(3):\\n    display({'application/json': x}, raw=True)",
+         nested + f"for _ in range(3):\\n    display({{{MIME!r}: x}}, raw=True)",
+         nested + "get_ipython().payload_manager.write_payload({'source': 'page', 'data': x})",
+         "print('still here')"]
+nb = new_notebook(cells=[new_code_cell(code) for code in cells])
+import grader.kernels.kernel, jupyter_client, zmq  # what the run imports, in the baseline
+with open("/proc/self/clear_refs", "w") as reset:
+    reset.write("5")
+before = mib("VmRSS")
+runs = execute(nb, Limits(cell_timeout=60))
+print(json.dumps({"grown": mib("VmHWM") - before, "runs": [[r.status, r.ename] for r in runs],
+                  "outputs": [[o.get("text", "") for o in cell.outputs] for cell in nb.cells]}))
+"""
+
+
+def test_nested_outputs_reports_and_replies_are_refused_before_they_are_parsed():
+    """Before: three displays of a million empty dicts nested 22 deep (11 MiB) took the grader to 1.5-1.9 GiB:
+    the size measure counted anything 20 levels deep as one character, and every message was parsed whole."""
+    done = subprocess.run([sys.executable, "-c", NESTED], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout)
+    assert result["runs"] == [["ok", ""], ["ok", ""], ["error", "OutputLimit"], ["ok", ""]]
+    refused = "\n[salida recortada: se rechazó un mensaje de más de 4 MiB]\n"
+    assert result["outputs"] == [[refused], [refused], [refused], ["still here\n"]]
+    assert result["grown"] < 60, f"the grader's memory peaked {result['grown']} MiB above its start"
+
+
 STDIN_FLOOD = """
 import json
 from nbformat.v4 import new_code_cell, new_notebook
@@ -316,6 +382,22 @@ def test_the_feedback_page_stays_small(tmp_path):
     page = feedback_html(Report("a.ipynb", "s.ipynb"), nb)
     assert len(page) < PAGE_CHARS + 20_000
     assert "caracteres omitidos: el límite de tamaño de la página" in page
+
+
+def test_a_feedback_page_loads_nothing_from_outside():
+    """Before: a markdown output's remote image was fetched when the instructor opened the page (a web beacon)."""
+    from grader.grading.report import Report
+    from grader.pages import feedback_html
+
+    beacon = "![x](https://tracker.example/pixel.png?who=ana) ![y](//tracker.example/p.gif)"
+    output = nbformat.v4.new_output("display_data", data={"text/markdown": beacon, "text/plain": "x"})
+    nb = new_notebook(cells=[new_markdown_cell(beacon), new_code_cell("x", outputs=[output])])
+    page = feedback_html(Report("a.ipynb", "s.ipynb"), nb)
+    assert "<img" not in page and "[imagen: x]" in page and "[imagen: y]" in page
+    policy = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+    assert f'<meta http-equiv="Content-Security-Policy" content="{policy}' in page
+    class_page = (Path(__file__).parents[2] / "grader" / "templates" / "class.html.j2").read_text(encoding="utf-8")
+    assert '<meta http-equiv="Content-Security-Policy" content="{{ csp }}">' in class_page
 
 
 def test_kernel_output_on_its_own_fds_never_reaches_the_terminal(tmp_path):
@@ -628,6 +710,20 @@ def test_control_characters_never_reach_the_terminal():
     table = report.table()
     assert not any(ord(ch) < 32 and ch != "\n" or ch in "\x7f\u202e" for ch in table), repr(table)
     assert "puntuación: 3/5" in table.splitlines()[-1]
+
+
+def test_a_file_named_with_escape_sequences_cannot_rewrite_the_batch_summary(tmp_path):
+    """Before: 'ESC[2J ESC[H ... ESC[8m.ipynb' cleared the instructor's screen and hid every error line after it."""
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "\x1b[2J\x1b[H\x1b]0;t\x07all graded\x1b[8m.ipynb").write_text("{ not json", encoding="utf-8")
+    (subs / "zed.ipynb").write_text("[]", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "grader", "batch", str(subs), "--source", str(SOURCE),
+                           "--out", str(tmp_path / "out"), "--workers", "1"],
+                          capture_output=True, text=True, timeout=300)
+    shown = done.stdout + done.stderr
+    assert not any(ord(ch) < 32 and ch not in "\n\r" or ch == "\x7f" for ch in shown), repr(shown)
+    assert "?[2J?[H?]0;t?all graded?[8m.ipynb" in shown and "zed.ipynb" in shown  # both errors, each on its line
 
 
 def _chain(top: Path, depth: int) -> None:

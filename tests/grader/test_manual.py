@@ -37,7 +37,8 @@ def make_source() -> nbformat.NotebookNode:
         nbformat.v4.new_markdown_cell("# Mini lab", id="intro"),
         nbformat.v4.new_code_cell("def double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION",
                                   id="double", metadata=_meta("double", solution=True)),
-        nbformat.v4.new_code_cell("from grader import assert_same\nassert_same(double(3), 6, 'el doble')",
+        nbformat.v4.new_code_cell("from grader import assert_same\nassert_same(double(3), 6, 'el doble')\n"
+                                  "### BEGIN HIDDEN TESTS\nassert_same(double(5), 10)\n### END HIDDEN TESTS",
                                   id="test_double", metadata=_meta("test_double", grade=True, locked=True,
                                                                    points=2)),
         nbformat.v4.new_markdown_cell("Rúbrica: 3 puntos.", id="rubric"),
@@ -150,14 +151,49 @@ def write_scores(path: Path, lines: list[str]) -> Path:
     ("ana.ipynb,explain,tres", "not a number"),
     ("blank.ipynb,explain,1", "a second mark for blank.ipynb explain"),
 ])
-def test_bad_marks_are_refused_and_nothing_is_written(graded, tmp_path, capsys, line, message):
+def test_a_bad_line_is_refused_alone_and_named(graded, tmp_path, capsys, line, message):
+    """Before: one bad line refused the whole file, and only the first bad line was named."""
+    root, _ = graded
+    out = tmp_path / "out"
+    shutil.copytree(root / "out", out)
+    scores = write_scores(tmp_path / "scores.csv", ["blank.ipynb,explain,0", line, "bob.ipynb,explain,9"])
+    assert main(["manual", "import", str(scores), "--out", str(out)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and "line 3: " in err[0] and message in err[0], err
+    assert "line 4: explain takes between 0 and 3 points, got 9" in err[1]
+    rows = rows_of(out / "grades.csv")
+    assert (rows["blank.ipynb"]["manual_score"], rows["blank.ipynb"]["manual_pending"]) == ("0", "")  # imported
+    assert rows["bob.ipynb"]["manual_pending"] == "explain:3"  # still pending
+
+
+def test_nothing_is_written_when_every_line_is_bad(graded, tmp_path, capsys):
     root, _ = graded
     before = {p: p.read_bytes() for p in (root / "out").rglob("*") if p.is_file()}
-    scores = write_scores(tmp_path / "scores.csv", ["blank.ipynb,explain,0", line])
-    assert main(["manual", "import", str(scores), "--out", str(root / "out")]) == 2
-    err = capsys.readouterr().err
-    assert message in err and err.count("\n") == 1
+    scores = write_scores(tmp_path / "scores.csv", ["nobody.ipynb,explain,2", "ana.ipynb,explain,7"])
+    assert main(["manual", "import", str(scores), "--out", str(root / "out")]) == 1
+    assert len(capsys.readouterr().err.splitlines()) == 2
     assert {p: p.read_bytes() for p in (root / "out").rglob("*") if p.is_file()} == before
+
+
+def test_the_template_names_import_back_whatever_the_folder_is_called(tmp_path, capsys):
+    """Before: a folder '-mallory' was written "'-mallory/..." and the import of the whole class failed on it."""
+    source = make_source()
+    (tmp_path / "source.ipynb").write_text(dumps(source), encoding="utf-8")
+    student = student_version(source)
+    names = ["-mallory", "=eve", "zoe\x07\x1b[2J"]
+    for name in names:
+        (tmp_path / "subs" / name).mkdir(parents=True)
+        (tmp_path / "subs" / name / "lab.ipynb").write_text(dumps(answered(student, "Mi respuesta")), encoding="utf-8")
+    out = tmp_path / "out"
+    batch(tmp_path / "subs", tmp_path / "source.ipynb", out, workers=1, limits=Limits(), progress=False)
+    assert main(["manual", "template", str(out)]) == 0
+    capsys.readouterr()
+    filled = (out / "marks.csv").read_text(encoding="utf-8").replace(",explain,,3,", ",explain,2,3,")
+    assert "\x07" not in filled and "\x1b" not in filled  # the template is safe to open in a spreadsheet
+    (tmp_path / "filled.csv").write_text(filled, encoding="utf-8")
+    assert main(["manual", "import", str(tmp_path / "filled.csv"), "--out", str(out)]) == 0, capsys.readouterr().err
+    rows = rows_of(out / "grades.csv")
+    assert sorted(row["manual_score"] for row in rows.values()) == ["2", "2", "2"]
 
 
 def test_a_scores_file_without_the_columns_is_refused(graded, tmp_path, capsys):

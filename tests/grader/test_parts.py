@@ -265,9 +265,15 @@ def test_cli_grade_and_exit_codes(tmp_path):
         assert len(done.stderr.strip().splitlines()) == 1
 
 
+HIDDEN_PART = "\n### BEGIN HIDDEN TESTS\nassert_same(quote_total(2), 4000)\n### END HIDDEN TESTS"
+
+
 def make_course(root):
+    """The fixture source as a one-lesson course: every test cell with a hidden part, as the course's rule asks."""
     (root / "solutions").mkdir(parents=True)
-    shutil.copy(SOURCE, root / "solutions" / "01_mini.ipynb")
+    source = read_notebook(SOURCE)
+    by_id(source, "test_quote_total").source += HIDDEN_PART
+    (root / "solutions" / "01_mini.ipynb").write_text(dumps(source), encoding="utf-8")
     generate(root / "solutions", root / "student")
     guided = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_code_cell("print(6000 // 2)", outputs=[
@@ -296,6 +302,18 @@ def test_check_passes_on_a_good_course_and_names_every_problem(tmp_path):
     assert any("99_orphan.ipynb: has no source" in p for p in problems)
     done = cli("check", "--root", str(tmp_path))
     assert done.returncode == 1 and "problem(s)" in done.stdout
+
+
+def test_check_refuses_a_test_cell_without_a_hidden_part(tmp_path):
+    """A visible expected value is one the student holds: a cell with no hidden part can be earned by returning it."""
+    make_course(tmp_path)
+    nb = read_notebook(tmp_path / "solutions" / "01_mini.ipynb")
+    by_id(nb, "test_quote_total").source = by_id(nb, "test_quote_total").source.replace(HIDDEN_PART, "")
+    (tmp_path / "solutions" / "01_mini.ipynb").write_text(dumps(nb), encoding="utf-8")
+    generate(tmp_path / "solutions", tmp_path / "student")
+    assert check_course(tmp_path, workers=1, mistakes=False) == [
+        f"{tmp_path / 'solutions' / '01_mini.ipynb'}: test cell test_quote_total: has no hidden part (### BEGIN "
+        "HIDDEN TESTS ... ### END HIDDEN TESTS); a visible expected value is one the student holds"]
 
 
 def test_check_flags_a_stub_that_earns_points_and_a_solution_that_does_not(tmp_path):

@@ -168,12 +168,13 @@ def _decoded_blobs(text):
 
 
 def test_the_hidden_tests_source_in_the_kernel_holds_no_expected_value(graded):
-    """The attack prints all the kernel's cached source, base64-encoded: no hidden expected value is in it."""
+    """The attack prints all the kernel's cached source, base64-encoded: no hidden expected value is in it, and
+    since the hidden parts run after the notebook's last cell, not even their inputs."""
     page = graded["pages"]["base64_leak"]
     decoded = "\n".join(_decoded_blobs(page))
-    assert "charge(6400)" in decoded  # the attack worked: the hidden inputs reached the kernel ...
-    assert not any(value in decoded for value in HIDDEN_EXPECTED)  # ... their expected values never did
-    assert "assert_same(charge(6400)" not in decoded
+    assert "charge(6000)" in decoded  # the attack worked: it printed the visible checks it saw ...
+    assert not any(value in decoded for value in HIDDEN_EXPECTED)  # ... no hidden expected value ...
+    assert "charge(6400)" not in decoded  # ... and no hidden input: those had not been sent yet
 
 
 def test_nothing_a_hidden_part_produces_is_shown(graded):
