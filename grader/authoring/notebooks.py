@@ -20,6 +20,10 @@ logger = logging.getLogger(__name__)
 KEEP_NOTEBOOK_METADATA = ("kernelspec", "language_info")
 MAX_BYTES = 64 * 1024 ** 2  # a notebook file larger than this is refused before it is read
 MAX_DEPTH = 64  # levels of JSON nesting; a real notebook has under 15
+# JSON objects and arrays in a notebook file, counted on its bytes before it is parsed: nbformat's conversion and
+# validation hold ~1.5 KB for each (a 3 MiB file of a million empty dicts took a batch to 1.45 GiB); the course's
+# largest notebook has under 2,000
+MAX_CONTAINERS = 50_000
 
 
 class UnusableNotebook(GraderError, ValueError):
@@ -72,6 +76,9 @@ def parse_notebook(raw: bytes, path: str | os.PathLike[str]) -> nbformat.Noteboo
     """A notebook from the bytes of the file ``path`` (read earlier), as ``read_notebook`` gives it."""
     if not raw.strip():
         raise UnusableNotebook(f"{path}: the file is empty")
+    if (containers := raw.count(b"{") + raw.count(b"[")) > MAX_CONTAINERS:
+        raise UnusableNotebook(f"{path}: too much structure to be a notebook (up to {containers:,} JSON objects "
+                               f"and arrays, over the {MAX_CONTAINERS:,} allowed)")
     try:
         data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:

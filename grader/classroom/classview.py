@@ -5,80 +5,30 @@ pass rate; the written-down mistakes named, counted per exercise; the suspicious
 submissions; the time per submission; pairs of submissions whose answers are suspiciously alike)
 and the grades in two gradebook import formats, ``canvas.csv`` and ``moodle.csv``.
 
-Similar answers are found by winnowing (Schleimer, Wilkerson and Aiken, "Winnowing: local
-algorithms for document fingerprinting", SIGMOD 2003; the method of MOSS): each submission's
-answer cells are tokenized with Python's ``tokenize``, names, strings and numbers each become one
-placeholder (renaming a variable changes nothing), every ``K_GRAM`` tokens are hashed, and the
-smallest hash of each window of ``WINDOW`` hashes is kept as a fingerprint. Two submissions'
-similarity is the Jaccard index of their fingerprints, leaving out (as MOSS does) fingerprints found in
-more than a tenth of the submissions (at least 2): a short exercise's expected answer, written alike by
-many, is not a copy. Pairs at or above the threshold are listed.
-Answers left as the stub are not in the reports (``Report.answers``), so two blank submissions are not a pair.
+Similar answers and groups of them: ``grader.classroom.similarity``. Answers left as the stub are not in
+the reports (``Report.answers``), so two blank submissions are not a pair.
 """
 
 import csv
-import hashlib
+import functools
 import io
 import json
 import statistics
-import tokenize
 from collections import Counter
 from dataclasses import dataclass
-from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from ..authoring.notebooks import write_atomic
+from ..authoring.metadata import is_solution
+from ..authoring.notebooks import read_notebook, write_atomic
+from ..errors import GraderError
+from ..grading.mistakes import wrong_answers
 from ..grading.report import first_line
 from ..pages import class_html, score_plot
 from .gradebook import Gradebook, spreadsheet_safe
+from .similarity import DEFAULT_THRESHOLD, Group, groups, prints_of, similar_pairs
 
-K_GRAM, WINDOW = 5, 4
-DEFAULT_THRESHOLD = 0.8
 CANVAS_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
-PLACEHOLDERS = {tokenize.NAME: "V", tokenize.STRING: "S", tokenize.NUMBER: "N"}
-SKIPPED = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING,
-           tokenize.ENDMARKER}
-KEYWORDS = frozenset(__import__("keyword").kwlist)
-
-
-def tokens(code: str) -> list[str]:
-    """The code's tokens with names, strings and numbers as placeholders (keywords kept); [] if it does not lex."""
-    found = []
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(code).readline):
-            if token.type in SKIPPED:
-                continue
-            if token.type == tokenize.NAME and token.string in KEYWORDS:
-                found.append(token.string)
-            else:
-                found.append(PLACEHOLDERS.get(token.type, token.string))
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        return []
-    return found
-
-
-def fingerprints(code: str) -> set[int]:
-    """The winnowed fingerprints of ``code``: the smallest k-gram hash of each window (module docstring)."""
-    found = tokens(code)
-    hashes = [int.from_bytes(hashlib.blake2b(" ".join(found[i:i + K_GRAM]).encode(), digest_size=8).digest(), "big")
-              for i in range(len(found) - K_GRAM + 1)]
-    if len(hashes) <= WINDOW:
-        return set(hashes)
-    return {min(hashes[i:i + WINDOW]) for i in range(len(hashes) - WINDOW + 1)}
-
-
-def similar_pairs(answers: dict[str, str], threshold: float = DEFAULT_THRESHOLD) -> list[tuple[str, str, float]]:
-    """Pairs of submissions whose answers' fingerprints overlap at least ``threshold`` (Jaccard), most alike first."""
-    prints = {name: fingerprints(code) for name, code in answers.items()}
-    seen = Counter(h for found in prints.values() for h in found)
-    common = max(2, len(prints) // 10)  # in more submissions than that: the expected answer, not a copy
-    prints = {name: {h for h in found if seen[h] <= common} for name, found in prints.items()}
-    pairs = []
-    for (a, mine), (b, theirs) in combinations(sorted(prints.items()), 2):
-        if mine and theirs and (score := len(mine & theirs) / len(mine | theirs)) >= threshold:
-            pairs.append((a, b, score))
-    return sorted(pairs, key=lambda pair: (-pair[2], pair[0], pair[1]))
 
 
 def student_of(submission: str) -> str:
@@ -142,12 +92,33 @@ class ClassView:
 
     def pairs(self) -> list[tuple[str, str, float]]:
         """Suspiciously alike answers, per source (answers left as the stub are not in the reports)."""
-        by_source: dict[str, dict[str, str]] = {}
+        by_source: dict[str, dict[str, list[str]]] = {}
         for saved in self.graded:
-            code = "\n".join(text for _, text in sorted(saved["report"].get("answers", {}).items()))
-            by_source.setdefault(saved["row"].get("source", ""), {})[saved["row"]["submission"]] = code
-        return sorted((pair for answers in by_source.values() for pair in similar_pairs(answers, self.threshold)),
+            cells = [text for _, text in sorted(saved["report"].get("answers", {}).items())]
+            by_source.setdefault(saved["row"].get("source", ""), {})[saved["row"]["submission"]] = cells
+        return sorted((pair for source, answers in by_source.items()
+                       for pair in similar_pairs(answers, self.threshold, expected_prints(source))),
                       key=lambda pair: (-pair[2], pair[0], pair[1]))
+
+    def groups(self) -> list[Group]:
+        """Three or more submissions joined by alike pairs: a copy ring, shown as one group."""
+        return groups(self.pairs())
+
+
+@functools.lru_cache(maxsize=16)
+def expected_prints(source: str) -> frozenset[int]:
+    """The fingerprints of what the source itself holds: its solution's answers, their stubs and its written-down
+    wrong answers, which students write alike without copying (none when the source cannot be read)."""
+    from ..authoring.generate import student_version
+
+    try:
+        nb = read_notebook(source)
+    except (GraderError, OSError):
+        return frozenset()
+    cells = [cell.source for cell in nb.cells if is_solution(cell)]
+    cells += [cell.source for cell in student_version(nb).cells if is_solution(cell)]
+    cells += [answer.code for answer in wrong_answers(nb)]
+    return frozenset(prints_of(cells))
 
 
 def _assignment(saved: dict[str, Any]) -> str:
@@ -210,7 +181,8 @@ def write_class_report(out: str | Path, threshold: float = DEFAULT_THRESHOLD) ->
         plot=score_plot(percentages) if percentages else "",
         median=f"{statistics.median(percentages):.0f}" if percentages else "-",
         exercises=view.exercises(), tests=view.tests(), flagged=view.flagged(),
-        pairs=[(a, b, f"{100 * score:.0f}") for a, b, score in view.pairs()], threshold=f"{100 * threshold:.0f}",
+        pairs=[(a, b, f"{100 * score:.0f}") for a, b, score in view.pairs()], groups=view.groups(),
+        threshold=f"{100 * threshold:.0f}",
         times=sorted(times.items(), key=lambda item: -item[1]),
         median_time=f"{statistics.median(times.values()):.2f}" if times else "-")
     canvas, moodle = gradebooks(saved)

@@ -73,13 +73,14 @@ def store_outputs(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[str]:
 
 
 def check_solution(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[str]:
-    """A solution notebook has valid metadata, test cells that follow the rule of ``grader.grading.testcells``, passes
-    its own checks in the reference run, and earns every point, with no cell failing and nothing restored."""
+    """A solution notebook has valid metadata, test cells that follow the rule of ``grader.grading.testcells`` and
+    each have a hidden part, passes its own checks in the reference run, and earns every point, with no cell
+    failing and nothing restored."""
     source = read_notebook(path)
-    problems = metadata_problems(source, str(path)) or [
-        f"{path}: {problem}" for problem in rule_problems(source) + without_hidden_part(source)]
+    problems = metadata_problems(source, str(path)) or [f"{path}: {problem}" for problem in rule_problems(source)]
     if problems:
         return problems
+    problems = [f"{path}: {problem}" for problem in without_hidden_part(source)]  # gradable all the same
     student = student_version(source, str(path))
     reference = reference_for(source, student, limits, worker_supply())
     problems += [f"{path}: reference run: {problem}" for problem in reference.problems]

@@ -29,6 +29,9 @@ COLUMNS = ("submission", "source", "score", "max_score", "status", "error", "tam
 (``manual_pending`` lists ``grade_id:points`` still to grade); total_* is filled once nothing is pending."""
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
+MAX_SLUG = 200  # characters of a report's file name before .json (a file name holds 255 bytes, with room for the
+# temporary name a write goes through)
+
 
 class RowStatus(enum.StrEnum):
     """A grades.csv row's status: graded, not graded (why: the error column), or graded against no lesson of its."""
@@ -55,8 +58,13 @@ def cache_key(submission: bytes, source: bytes, limits: Limits) -> str:
 
 def slug(submission: Path, root: Path) -> str:
     """The file name of a submission's report and page: its path under the folder, percent-encoded (``/`` is
-    ``%2F``), so two submissions never share one and each name reads back as its path."""
-    return urllib.parse.quote(submission.relative_to(root).with_suffix("").as_posix(), safe="")
+    ``%2F``), so two submissions never share one and each name reads back as its path. A path too long for a
+    file name (``MAX_SLUG``) keeps its beginning and ends with a hash of the whole path; the report holds the
+    path itself."""
+    name = urllib.parse.quote(submission.relative_to(root).with_suffix("").as_posix(), safe="")
+    if len(name) <= MAX_SLUG:
+        return name
+    return f"{name[:MAX_SLUG - 17]}~{hashlib.sha256(name.encode()).hexdigest()[:16]}"
 
 
 def manual_columns(report: dict[str, Any]) -> dict[str, str]:

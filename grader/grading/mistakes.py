@@ -7,9 +7,10 @@ kernel runs each wrong answer in place of its exercise's solution, with the solu
 the exercise's tests (``mistake_table``); there, each hidden part runs right after its visible part, before
 the solution is back. What each of those test
 cells reported is the wrong answer's behaviour: status, exception name and every check's
-actual value, hidden part included. A student's exercise that lost points and whose test cells
-reported exactly the same is named as that mistake. Nothing is guessed: when no wrong answer
-behaves the same, nothing is named.
+actual value, hidden part included, and the message of an exception in a visible part. A student's
+exercise that lost points and whose test cells reported exactly the same is named as that mistake.
+Nothing is guessed: when no wrong answer behaves the same, or when all there is to compare is the
+type of an exception raised before any value was reported, nothing is named.
 """
 
 import copy
@@ -29,6 +30,7 @@ from .testcells import rewrite_tests
 from .verdict import parse_reports
 
 CODE = re.compile(r"```python\n(.*?)```", re.DOTALL)
+MESSAGE_CHARS = 300  # of an exception's message compared
 
 
 class WrongAnswer(BaseModel):
@@ -82,7 +84,7 @@ def tests_of(source: NotebookNode) -> dict[str, list[str]]:
 
 def behaviour(run: CellRun | None) -> list[Any]:
     """What one test cell reported, as plain data two runs can be compared by: each part's status, exception
-    name and every check's actual value."""
+    name and message (a hidden part keeps none) and every check's actual value."""
     if run is None:
         return ["missing"]
     parts: list[Any] = []
@@ -92,8 +94,15 @@ def behaviour(run: CellRun | None) -> list[Any]:
             continue
         reports = parse_reports(part.reports)
         values = None if reports is None else [[r.check, r.actual] for r in sorted(reports, key=lambda r: r.check)]
-        parts.append([part.status, part.ename, values])
+        parts.append([part.status, part.ename, part.evalue[:MESSAGE_CHARS], values])
     return parts
+
+
+def _evidence(behaviours: list[list[Any]]) -> bool:
+    """Whether behaviours can tell one wrong answer from another: some check reported a value, or some exception
+    said a message; an exception's type alone (a ``TypeError`` before the first report) names no mistake."""
+    parts = [part for cell in behaviours for part in cell if isinstance(part, list)]
+    return any(part[3] or part[2] for part in parts)
 
 
 def mistake_table(source: NotebookNode, student: NotebookNode, limits: Limits = DEFAULT_LIMITS,
@@ -147,6 +156,8 @@ def name_mistakes(table: dict[str, list[dict[str, Any]]], owned: dict[str, list[
         if not table.get(exercise):
             continue
         mine = [behaviour(runs.get(gid)) for gid in owned.get(exercise, [])]
+        if not _evidence(mine):
+            continue
         for entry in table[exercise]:
             if entry["behaviour"] == mine:
                 named.append(Mistake(**{k: v for k, v in entry.items() if k != "behaviour"}))

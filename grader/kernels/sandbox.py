@@ -45,6 +45,8 @@ SYSTEM_PATHS = ("/usr", "/etc", "/bin", "/lib", "/lib32", "/lib64", "/sbin")
 DEVICES = ("null", "zero", "full", "random", "urandom")
 TMP_SIZE = "size=64m"  # the private /tmp and /dev/shm live in memory: keep them small
 WORK_SIZE = "size=64m"  # the kernel's working folder too: its disk quota, gone with its mount namespace
+BOX_SIZE = "size=1m"  # the kernel's own folder, around the working folder: its connection file, nothing more
+FILE_BYTES = 64 * 1024 ** 2  # the largest file a kernel may write (RLIMIT_FSIZE; the only disk cap in basic mode)
 MAX_PROCESSES = 256    # per sandbox uid; a uid belongs to one kernel at a time
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = (
@@ -113,9 +115,10 @@ def _bind(source: str, target: str, flags: int) -> None:
 def build_root(root: str, box: str, sockets: str, workdir: str, uid: int) -> None:
     """Mount, in this process's new mount namespace, the only world the kernel will see at ``root``.
 
-    The working folder is a tmpfs of its own, owned by the kernel's uid: what the kernel writes
-    there is capped (``WORK_SIZE``) and never reaches the grader's disk, so its folder on the host
-    stays empty and is removed whatever the kernel did.
+    The kernel's folder and its working folder are each a tmpfs of its own, owned by the kernel's
+    uid, like /tmp and /dev/shm: every byte the kernel can write is under one of their caps
+    (``BOX_SIZE``, ``WORK_SIZE``, ``TMP_SIZE``) and never reaches the grader's disk, so a kernel that
+    fills them fails alone, and its folder on the host stays empty and is removed whatever it did.
     """
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=755,size=1m")
@@ -140,7 +143,9 @@ def build_root(root: str, box: str, sockets: str, workdir: str, uid: int) -> Non
     os.symlink("/tmp", _inside(root, "/var/tmp"))
     os.makedirs(_inside(root, "/proc"))
     mount("proc", _inside(root, "/proc"), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    _bind(box, _inside(root, box), MS_NODEV)
+    os.makedirs(_inside(root, box))
+    mount("tmpfs", _inside(root, box), "tmpfs", MS_NOSUID | MS_NODEV, f"mode=700,uid={uid},gid={uid},{BOX_SIZE}")
+    os.makedirs(_inside(root, workdir))
     mount("tmpfs", _inside(root, workdir), "tmpfs", MS_NOSUID | MS_NODEV, f"mode=700,uid={uid},gid={uid},{WORK_SIZE}")
     _bind(sockets, _inside(root, sockets), MS_NODEV)
 
@@ -174,6 +179,7 @@ def _limit(memory: int, processes: int) -> None:
     if processes > 0:
         resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_BYTES, FILE_BYTES))
 
 
 def _kernel_command(command: list[str], connection: str) -> list[str]:

@@ -18,7 +18,8 @@ from sample_class import COPIED, class_of
 from grader.__main__ import main
 from grader.authoring.notebooks import dumps
 from grader.classroom.batch import batch
-from grader.classroom.classview import fingerprints, similar_pairs, student_of
+from grader.classroom.classview import student_of
+from grader.classroom.similarity import CELL_CHARS, fingerprints, groups, similar_pairs, tokens
 from grader.grading.execute import Limits
 
 pytestmark = pytest.mark.slow  # kernels, subprocesses or a browser: not in make test-fast
@@ -85,13 +86,47 @@ def test_the_report_reads_the_reports_and_runs_nothing(graded, monkeypatch):
     assert saved["report"]["answers"]["charge"] == COPIED
 
 
-def test_similarity_ignores_names_and_layout_and_what_many_wrote():
+def test_similarity_ignores_names_and_layout_and_what_the_source_holds():
     renamed = COPIED.replace("mitad", "half").replace("    ", "  ")
     assert fingerprints(COPIED) == fingerprints(renamed) and fingerprints(COPIED)
-    answers = {"a": COPIED, "b": renamed, "c": RIGHT_CHARGE}
+    answers = {"a": [COPIED], "b": [renamed], "c": [RIGHT_CHARGE]}
     assert similar_pairs(answers, 0.8) == [("a", "b", 1.0)]
-    crowd = {f"s{i}": COPIED for i in range(10)}
-    assert similar_pairs(crowd, 0.8) == []  # the same answer in every submission: the expected one, not a copy
+    assert similar_pairs(answers, 0.8, expected=frozenset(fingerprints(COPIED))) == []  # the source's own code
+
+
+OTHER = ("def quote_total(hours):\n    total = 0\n    for hour in range(hours):\n        total += 2000\n"
+         "    assert total >= 0\n    return total if hours else 0")
+
+
+def test_an_ipython_line_loses_nothing_but_its_own_cell():
+    """Before: one "!: '''" line anywhere made the tokenizer fail, and the submission had no fingerprint."""
+    assert fingerprints("!: '''\nx = sorted(y)[::-1] + [z for z in w if z]") != set()
+    answers = {"a": [COPIED, "!: '''"], "b": [COPIED, "print(1)"]}
+    assert similar_pairs(answers, 0.8) == [("a", "b", 1.0)]
+
+
+def test_dead_code_padding_does_not_hide_a_copy():
+    """Before: 60 lines of unique dead code took the Jaccard index below 80 % though every line was copied."""
+    padding = "\n".join(f"def unused_{i}(a, b):\n    return [a] * {i} + list(range(b, {i}))" for i in range(60))
+    pairs = similar_pairs({"a": [COPIED, OTHER], "b": [COPIED, OTHER, padding]}, 0.8)
+    assert [(a, b) for a, b, _ in pairs] == [("a", "b")] and pairs[0][2] == 1.0  # all of a is in b
+
+
+def test_three_students_with_one_answer_are_one_group_whatever_the_class_size():
+    """Before: three identical answers in a class of 13 were dropped as 'common'."""
+    answers = {f"s{i:02d}": [f"def charge(p):\n    return p // {i + 2}"] for i in range(10)}
+    answers |= {name: [COPIED, OTHER] for name in ("ring_a", "ring_b", "ring_c")}
+    pairs = similar_pairs(answers, 0.8)
+    assert [(a, b) for a, b, _ in pairs] == [("ring_a", "ring_b"), ("ring_a", "ring_c"), ("ring_b", "ring_c")]
+    found = groups(pairs)
+    assert [group.members for group in found] == [("ring_a", "ring_b", "ring_c")]
+    assert found[0].why.startswith("3 submissions, each at least 100 % alike to another in the group")
+
+
+def test_a_huge_answer_cell_is_fingerprinted_only_in_part():
+    """Before: one answer cell of 15 MB of tokens took 'grader report' to 1.1 GiB and 70 s."""
+    huge = "x = 1\n" * 2_500_000
+    assert len(tokens(huge)) <= CELL_CHARS // 2  # only its first CELL_CHARS characters are read
 
 
 def test_the_student_is_the_first_folder_or_the_file_name():

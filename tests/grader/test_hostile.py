@@ -17,6 +17,7 @@ import csv
 import gc
 import json
 import os
+import shutil
 import subprocess
 import sys
 import urllib.parse
@@ -290,7 +291,7 @@ def test_one_huge_message_is_refused_unread_and_the_next_cells_still_speak():
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout)
     assert result["runs"] == [["ok", ""], ["ok", ""], ["error", "OutputLimit"], ["ok", ""], ["ok", ""]]
-    refused = "\n[salida recortada: se rechazó un mensaje de más de 4 MiB]\n"
+    refused = "\n[salida recortada: se rechazó un mensaje de más de 4 MiB o demasiado anidado]\n"
     assert result["outputs"] == [[refused], ["still here\n"], [refused], [refused], ["after\n"]]
     # uncapped, the grader peaks near 600 MiB on the first cell alone
     assert result["grown"] < 60, f"the grader's memory peaked {result['grown']} MiB above its start"
@@ -328,7 +329,7 @@ def test_nested_outputs_reports_and_replies_are_refused_before_they_are_parsed()
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout)
     assert result["runs"] == [["ok", ""], ["ok", ""], ["error", "OutputLimit"], ["ok", ""]]
-    refused = "\n[salida recortada: se rechazó un mensaje de más de 4 MiB]\n"
+    refused = "\n[salida recortada: se rechazó un mensaje de más de 4 MiB o demasiado anidado]\n"
     assert result["outputs"] == [[refused], [refused], [refused], ["still here\n"]]
     assert result["grown"] < 60, f"the grader's memory peaked {result['grown']} MiB above its start"
 
@@ -505,6 +506,46 @@ def test_odd_metadata_is_an_error_row_in_a_batch(tmp_path):
     assert [(r["status"], "must be" in r["error"]) for r in rows] == [("error", True)] * 2
 
 
+METADATA_BOMB = """
+import json, sys
+from grader.authoring.notebooks import UnusableNotebook, parse_notebook
+
+def mib(field):
+    return next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith(field)) // 1024
+
+raw = sys.stdin.buffer.read()
+with open("/proc/self/clear_refs", "w") as reset:
+    reset.write("5")
+before = mib("VmRSS")
+try:
+    parse_notebook(raw, "bomb.ipynb")
+    error = ""
+except UnusableNotebook as refused:
+    error = str(refused)
+print(json.dumps({"grown": mib("VmHWM") - before, "error": error}))
+"""
+
+
+def _metadata_bomb() -> str:
+    """A 3 MiB notebook whose metadata is a million empty dicts: nbformat took 1.45 GiB to read it."""
+    return ('{"nbformat": 4, "nbformat_minor": 5, "cells": [], "metadata": {"x": [' + "{}," * 999_999 + "{}]}}")
+
+
+def test_a_metadata_bomb_is_refused_before_it_is_parsed(tmp_path):
+    done = subprocess.run([sys.executable, "-c", METADATA_BOMB], input=_metadata_bomb().encode(),
+                          capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout)
+    assert "bomb.ipynb: too much structure to be a notebook (up to 1,000,004 JSON objects and arrays" in result["error"]
+    assert result["grown"] < 60, f"the grader's memory peaked {result['grown']} MiB above its start"
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "bomb.ipynb").write_text(_metadata_bomb(), encoding="utf-8")
+    shutil.copy(FIXTURES / "submissions" / "partial.ipynb", subs / "partial.ipynb")
+    rows = batch(subs, SOURCE, tmp_path / "out", workers=1, limits=LIMITS, progress=False)
+    assert [(r["status"], "too much structure" in r["error"]) for r in rows] == [("error", True), ("graded", False)]
+
+
 def code_cell(source, **metadata):
     """A code cell with any metadata, even metadata nbformat's schema refuses."""
     return nbformat.from_dict({"cell_type": "code", "source": source, "metadata": metadata, "outputs": [],
@@ -652,8 +693,12 @@ def test_a_message_the_grader_cannot_read_is_dropped_and_grading_goes_on(attack)
     nb = new_notebook(cells=[new_code_cell(attack), new_code_cell("print('next')")])
     runs = execute(nb, Limits(cell_timeout=10))
     assert [run.status for run in runs] == ["ok", "ok"]
-    assert [cell.outputs for cell in nb.cells] == [[{"output_type": "stream", "name": "stdout", "text": "after\n"}],
-                                                  [{"output_type": "stream", "name": "stdout", "text": "next\n"}]]
+    # the deep one is now refused before it is parsed (too many containers), and the cell says so
+    refused = [{"output_type": "stream", "name": "stdout", "text": "\n[salida recortada: se rechazó un mensaje de más "
+                "de 4 MiB o demasiado anidado]\n"}] if attack == DEEP_MESSAGE else []
+    assert [cell.outputs for cell in nb.cells] == [
+        [{"output_type": "stream", "name": "stdout", "text": "after\n"}, *refused],
+        [{"output_type": "stream", "name": "stdout", "text": "next\n"}]]
 
 
 # Hostile files, names and folders
@@ -662,6 +707,24 @@ def test_a_message_the_grader_cannot_read_is_dropped_and_grading_goes_on(attack)
 def answered(charge=RIGHT_CHARGE):
     """The fixture's student notebook answered (quote_total right, charge as given), as file text."""
     return dumps(submission(charge=charge))
+
+
+def test_a_submission_whose_path_is_too_long_for_a_file_name_still_has_its_row_everywhere(tmp_path):
+    """Before: a path too long for a report's file name was graded, then missing from the class view and the LMS
+    files (its report could not be written)."""
+    subs, out = tmp_path / "subs", tmp_path / "out"
+    deep = subs / ("carpeta_" * 25) / ("subcarpeta_" * 20)
+    deep.mkdir(parents=True)
+    (deep / "05_x.ipynb").write_text(answered(), encoding="utf-8")
+    (subs / "ana.ipynb").write_text(answered(), encoding="utf-8")
+    rows = batch(subs, SOURCE, out, workers=1, limits=LIMITS, progress=False)
+    assert sorted((row["status"], row["score"], row["error"]) for row in rows) == [("graded", "5", "")] * 2
+    assert len(list((out / "reports").glob("*.json"))) == 2 and len(list((out / "feedback").glob("*.html"))) == 2
+    from grader.__main__ import main
+    assert main(["report", str(out)]) == 0
+    assert "2 of 2 submissions graded" in (out / "class.html").read_text(encoding="utf-8")
+    canvas = (out / "canvas.csv").read_text(encoding="utf-8")
+    assert "carpeta_carpeta_" in canvas and "\nana," in canvas
 
 
 def test_a_batch_grades_regular_files_only_and_every_bad_file_is_its_own_row(tmp_path):
@@ -689,7 +752,8 @@ def test_a_batch_grades_regular_files_only_and_every_bad_file_is_its_own_row(tmp
     assert (rows["alice/05_x.ipynb"]["score"], rows["alice__05_x.ipynb"]["score"]) == ("5", "3")
     errors = {name: row["error"] for name, row in rows.items() if row["status"] == "error"}
     assert errors == {
-        "deep.ipynb": f"JSON nested more than {MAX_DEPTH} levels deep",
+        "deep.ipynb": "too much structure to be a notebook (up to 200,000 JSON objects and arrays, over the 50,000 "
+                      "allowed)",
         "deep_but_parsed.ipynb": f"JSON nested more than {MAX_DEPTH} levels deep",
         "zero.ipynb": "a symbolic link; only regular files are graded",
         "solution.ipynb": "a symbolic link; only regular files are graded",

@@ -108,3 +108,23 @@ def test_forged_reports_with_a_check_twice_are_only_data(source):
               '    return price_cents')
     report, _ = graded(source, forged)
     assert report.score < report.max_score and report.mistakes == []
+
+
+def test_an_exception_type_alone_names_no_mistake():
+    """Before: any answer raising a TypeError before its first report was named as the written-down wrong answer
+    that raised a TypeError first, whatever its message."""
+    from nbformat.v4 import new_markdown_cell
+
+    source = with_wrong_answers()
+    raising = new_markdown_cell("**Sumar texto al precio.** El precio es un número.\n\n```python\n"
+                                "def charge(price_cents):\n    return price_cents + 'x'\n```")
+    raising.metadata.update(copy.deepcopy(source.cells[-1].metadata), tags=["solution-only"],
+                            wrong_answer_for="charge", wrong_answer_kind="other")
+    raising.metadata["nbgrader"] = {"grade": False, "grade_id": "charge_wrong_text", "locked": True,
+                                    "schema_version": 3, "solution": False}
+    source.cells.insert(source.cells.index(next(c for c in source.cells if c.metadata.get("wrong_answer_for"))),
+                        raising)
+    same, _ = graded(source, "def charge(price_cents):\n    return price_cents + 'x'")
+    assert [m["id"] for m in same.mistakes] == ["charge_wrong_text"]  # the same message: the same mistake
+    other, _ = graded(source, "def charge(price_cents):\n    return len(price_cents)")
+    assert other.score < other.max_score and other.mistakes == []  # a TypeError too, and another mistake

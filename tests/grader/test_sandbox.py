@@ -155,6 +155,20 @@ def test_the_working_folder_is_a_capped_tmpfs_that_never_reaches_the_disk():
 
 
 @full
+def test_every_byte_a_kernel_writes_is_under_a_cap():
+    """Before: the kernel's own folder around the working folder was the host's, bound read-write, with no cap:
+    a kernel wrote 256 MiB next to its working folder, on the disk every classmate of the batch shares."""
+    flood = ("import os\nwritten = {}\nfor target in ('../flood', 'flood', '/tmp/flood', '/dev/shm/flood'):\n"
+             "    n = 0\n    try:\n        with open(target, 'wb') as handle:\n            for _ in range(256):\n"
+             "                handle.write(b'x' * 2 ** 20)\n                handle.flush()\n                n += 1\n"
+             "    except OSError:\n        pass\n    written[target] = n\n    os.remove(target)\nprint(written)")
+    statuses, texts = run(flood, "print('still here')")
+    assert statuses == ["ok", "ok"], texts
+    assert texts[0] == "{'../flood': 0, 'flood': 63, '/tmp/flood': 64, '/dev/shm/flood': 64}\n"
+    assert texts[1] == "still here\n"
+
+
+@full
 def test_kernel_reaches_nothing_outside_its_own_folder(tmp_path):
     other = Kernel(LIMITS.memory_bytes)  # a neighbour kernel's folder, sockets and connection file
     secret = tmp_path / "grader-only.txt"
