@@ -9,11 +9,15 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from .authoring.course import SOLUTIONS, STUDENT
-from .authoring.notebooks import write_atomic
-from .errors import GraderError, WrongKindOfPath
-from .grading.execute import DEFAULT_LIMITS, Limits
-from .grading.report import printable
+# nbformat imports jsonschema, whose optional IRI format checker (rfc3987_syntax) builds a grammar at import: 0.9 s
+# of every command's start for a format no notebook schema uses. Marked missing, jsonschema goes without it.
+sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
+
+from .authoring.course import SOLUTIONS, STUDENT  # noqa: E402 - after the line above
+from .authoring.notebooks import write_atomic  # noqa: E402 - after the line above
+from .errors import GraderError, WrongKindOfPath  # noqa: E402 - after the line above
+from .grading.limits import DEFAULT_LIMITS, Limits  # noqa: E402 - after the line above
+from .grading.report import printable  # noqa: E402 - after the line above
 
 QUIET_LOGGERS = ("jupyter_client", "nbclient", "traitlets", "asyncio", "tornado", "distributed")
 """Libraries whose warnings (a kernel that did not answer in time...) the user sees only with -v."""
@@ -44,6 +48,10 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
+    from .kernels import zygote
+
+    if zygote.enabled():  # first: it imports IPython and the course while the grader imports and prepares
+        zygote.zygote()
     from .authoring.course import match_source
     from .authoring.notebooks import read_notebook
     from .authoring.release import is_release
@@ -59,7 +67,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     solutions = Path(args.solutions) if args.solutions else course_root() / (STUDENT if released else SOLUTIONS)
     source = Path(args.source) if args.source else match_source(submission, solutions)
     report, feedback_nb = grade_notebooks(read_notebook(source), read_notebook(submission), limits=_limits(args),
-                                          names=(str(source), str(submission)), visible_only=released)
+                                          names=(str(source), str(submission)), visible_only=released, disk=True)
     print(report.table())
     if args.json:
         write_atomic(args.json, report.to_json())

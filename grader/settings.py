@@ -5,6 +5,7 @@
     GRADER_ZYGOTE       1 (default) forks kernels from a warm zygote; 0 starts each one fresh
     GRADER_SANDBOX_UID  the first of this grader's sandbox uids (default ``kernels.uids.FIRST_UID``)
     GRADER_SPARES       kernels a batch worker boots ahead of the one in use (default 2)
+    GRADER_CACHE_DIR    the self-grade's disk cache (default ``$XDG_CACHE_HOME/handoffs-grader``, ``grading.cache``)
 
 Nothing is read at import time, so a test or a benchmark may set a variable before the run it is for.
 """
@@ -19,9 +20,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .errors import InvalidSetting
 
 VARIABLES = {"sandbox": "GRADER_SANDBOX", "sandbox_dir": "GRADER_SANDBOX_DIR", "zygote": "GRADER_ZYGOTE",
-             "sandbox_uid": "GRADER_SANDBOX_UID", "spares": "GRADER_SPARES"}
+             "sandbox_uid": "GRADER_SANDBOX_UID", "spares": "GRADER_SPARES", "cache_dir": "GRADER_CACHE_DIR"}
 EXPECTED = {"sandbox": "auto, full or basic", "sandbox_dir": "a folder", "zygote": "0 or 1",
-            "sandbox_uid": "a whole number of at least 1", "spares": "a whole number of at least 0"}
+            "sandbox_uid": "a whole number of at least 1", "spares": "a whole number of at least 0",
+            "cache_dir": "a folder"}
 
 
 class Settings(BaseModel):
@@ -34,6 +36,7 @@ class Settings(BaseModel):
     zygote: Literal["0", "1"] = "1"
     sandbox_uid: int | None = Field(default=None, ge=1)  # None: kernels.uids.FIRST_UID
     spares: int = Field(default=2, ge=0)
+    cache_dir: Path | None = None  # None: the user's cache folder (grading.cache)
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> "Settings":

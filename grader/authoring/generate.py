@@ -7,30 +7,21 @@ a student's saved answers are never lost without ``--force``; running cells chan
 """
 
 import copy
+import functools
 import hashlib
 from pathlib import Path
+from typing import Any
 
 from nbformat import NotebookNode
-from nbgrader.preprocessors import (
-    CheckCellMetadata,
-    ClearHiddenTests,
-    ClearOutput,
-    ClearSolutions,
-    ComputeChecksums,
-    LockCells,
-)
 
 from ..errors import GraderError
 from .course import SOLUTIONS, STUDENT, lessons
 from .metadata import is_solution_only, metadata_problems
 from .notebooks import UnusableNotebook, dumps, parse_notebook, read_notebook, tidy, write_atomic
 
-PIPELINE = (CheckCellMetadata, ClearSolutions, ClearHiddenTests, LockCells, ClearOutput, ComputeChecksums)
-
 CODE_STUB = '# ESCRIBE TU CÓDIGO AQUÍ\nraise NotImplementedError("ejercicio sin responder todavía")'
 TEXT_STUB = "ESCRIBE TU RESPUESTA AQUÍ"
 """What a student finds where the solution was: in Spanish, like everything the student reads."""
-STUBS = {ClearSolutions: {"code_stub": {"python": CODE_STUB}, "text_stub": TEXT_STUB}}
 STAMP = "grader"
 """The notebook metadata key of generate's stamp: ``{"generated": "<sha256 of the tidy form>"}``."""
 
@@ -52,6 +43,27 @@ def refusal(path: Path) -> str:
     return f"{path}: changed since `grader generate` wrote it (a student's answers?); pass --force to overwrite it"
 
 
+@functools.cache
+def pipeline() -> tuple[tuple[Any, dict[str, Any]], ...]:
+    """nbgrader's preprocessors, in the order they run, each with its options (the course's stubs).
+
+    Imported on first use: importing ``nbgrader`` costs 0.7 s, which a self-grade whose student
+    version is in the disk cache (``grader.grading.cache``) never pays.
+    """
+    from nbgrader.preprocessors import (
+        CheckCellMetadata,
+        ClearHiddenTests,
+        ClearOutput,
+        ClearSolutions,
+        ComputeChecksums,
+        LockCells,
+    )
+
+    stubs = {"code_stub": {"python": CODE_STUB}, "text_stub": TEXT_STUB}
+    return ((CheckCellMetadata, {}), (ClearSolutions, stubs), (ClearHiddenTests, {}), (LockCells, {}),
+            (ClearOutput, {}), (ComputeChecksums, {}))
+
+
 def student_version(source_nb: NotebookNode, name: str = "notebook") -> NotebookNode:
     """The student notebook for a solution notebook: solutions, hidden tests and explanations removed."""
     problems = metadata_problems(source_nb, name)
@@ -60,8 +72,8 @@ def student_version(source_nb: NotebookNode, name: str = "notebook") -> Notebook
     nb = copy.deepcopy(source_nb)
     nb.cells = [cell for cell in nb.cells if not is_solution_only(cell)]
     resources: dict = {}
-    for preprocessor in PIPELINE:
-        nb, resources = preprocessor(**STUBS.get(preprocessor, {})).preprocess(nb, resources)
+    for preprocessor, options in pipeline():
+        nb, resources = preprocessor(**options).preprocess(nb, resources)
     return tidy(nb)
 
 

@@ -1,16 +1,17 @@
 """nbgrader cell metadata (schema 3): what each cell is, and what is wrong with a notebook's metadata.
 
-The cell predicates are nbgrader's own (``nbgrader.utils.is_grade``, ``is_solution``,
-``is_locked``), called only on metadata of the right types: a notebook whose metadata is
-wrongly typed (``"nbgrader": "x"``, points as a string, a grade_id list) is reported by
-``type_problems`` and refused before any predicate reads it.
+The cell predicates read the metadata exactly as nbgrader's own do (``nbgrader.utils.is_grade``,
+``is_solution``, ``is_locked``; ``tests/grader/test_boundaries.py`` runs both on every cell of
+the course and on odd metadata): importing ``nbgrader`` costs a grade 0.7 s (its package loads
+its server extensions), so the grading path does not. They read only metadata of the right
+types: a notebook whose metadata is wrongly typed (``"nbgrader": "x"``, points as a string, a
+grade_id list) is reported by ``type_problems`` and refused before any predicate reads it.
 """
 
 import re
 from typing import Any
 
 from nbformat import NotebookNode
-from nbgrader import utils as nbgrader_utils
 
 SOLUTION_ONLY_TAG = "solution-only"
 MARKERS = {
@@ -41,18 +42,21 @@ def grade_id(cell: NotebookNode) -> str | None:
 
 
 def is_grade(cell: NotebookNode) -> bool:
-    """A graded cell (nbgrader's ``is_grade``)."""
-    return _checked(cell) and bool(nbgrader_utils.is_grade(cell))
+    """A graded cell (as nbgrader's ``is_grade``)."""
+    return _checked(cell) and bool(nbgrader(cell).get("grade", False))
 
 
 def is_solution(cell: NotebookNode) -> bool:
-    """A cell the student writes (nbgrader's ``is_solution``)."""
-    return _checked(cell) and bool(nbgrader_utils.is_solution(cell))
+    """A cell the student writes (as nbgrader's ``is_solution``)."""
+    return _checked(cell) and bool(nbgrader(cell).get("solution", False))
 
 
 def is_protected(cell: NotebookNode) -> bool:
-    """A cell restored from the source at grading time: nbgrader's ``is_locked`` (locked or a test)."""
-    return _checked(cell) and bool(nbgrader_utils.is_locked(cell))
+    """A cell restored from the source at grading time (as nbgrader's ``is_locked``): locked or a test, never a
+    solution."""
+    if not _checked(cell) or is_solution(cell):
+        return False
+    return is_grade(cell) or bool(nbgrader(cell).get("locked", False))
 
 
 def is_test(cell: NotebookNode) -> bool:

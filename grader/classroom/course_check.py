@@ -1,6 +1,8 @@
 """The course's CI gate: every notebook runs, solutions score full marks, student versions score zero.
 
-Problems are collected for the whole course and reported together at the end.
+Problems are collected for the whole course and reported together at the end. The reference runs
+and the wrong answers' tables it computes are kept in the disk cache (``grader.grading.cache``), so a
+self-grade after ``grader check`` starts warm.
 """
 
 import copy
@@ -82,7 +84,7 @@ def check_solution(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[str]:
         return problems
     problems = [f"{path}: {problem}" for problem in without_hidden_part(source)]  # gradable all the same
     student = student_version(source, str(path))
-    reference = reference_for(source, student, limits, worker_supply())
+    reference = reference_for(source, student, limits, worker_supply(), disk=True)
     problems += [f"{path}: reference run: {problem}" for problem in reference.problems]
     report, _ = grade_notebooks(source, copy.deepcopy(source), limits=limits, names=(str(path), str(path)),
                                 supply=worker_supply(), student=student, reference=reference)
@@ -119,7 +121,7 @@ def check_mistakes(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[str]:
     loses points and is named as itself (``grader.grading.mistakes``)."""
     source = read_notebook(path)
     student = student_version(source, str(path))
-    reference = reference_for(source, student, limits, worker_supply(), mistakes=True)
+    reference = reference_for(source, student, limits, worker_supply(), mistakes=True, disk=True)
     problems = []
     for answer in wrong_answers(source):
         submission = copy.deepcopy(source)

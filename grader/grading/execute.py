@@ -24,6 +24,7 @@ Every limit is a mark on one cell, never the end of the run:
 
 import asyncio
 import enum
+import functools
 import logging
 import math
 from collections.abc import Mapping
@@ -33,7 +34,6 @@ from typing import Any
 
 import nbformat
 from nbclient import NotebookClient
-from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 from nbformat import NotebookNode
 
 from ..kernels.channels import HELD, MAX_MESSAGE, REFUSED
@@ -43,6 +43,7 @@ from ..kernels.request import execute as execute_request
 from ..kernels.supply import KernelSupply
 from ..messages import Message, Say, say
 from ..timing import phase
+from .limits import DEFAULT_LIMITS, Limits
 from .probe import MIME
 from .testcells import KernelCode
 
@@ -56,24 +57,8 @@ KEPT_FRAMES = 40
 REPORT_BYTES = 8 * 1024 ** 2  # of check reports per part of a test cell; beyond it, reports are dropped
 NOTEBOOK_REPORT_BYTES = 32 * 1024 ** 2  # of check reports in the whole notebook, likewise
 NOTEBOOK_OUTPUT_BYTES = 32 * 1024 ** 2  # of outputs kept in the whole notebook; beyond it, outputs are dropped
-COALESCE = CoalesceStreamsPreprocessor()  # a cell's consecutive prints as one output, as nbconvert stores them
 
 
-@dataclass(frozen=True)
-class Limits:
-    """The limits a notebook runs under; each field's flag and help build the command line (``grader.__main__``)."""
-
-    cell_timeout: float = field(default=30.0, metadata={"flag": "--timeout", "help": "seconds per cell"})
-    notebook_timeout: float = field(default=600.0, metadata={"flag": "--budget", "help": "seconds per notebook"})
-    memory_bytes: int = field(default=2 * 1024 ** 3, metadata={
-        "flag": "--memory", "help": "kernel memory limit in MiB", "unit": 2 ** 20})
-    output_bytes: int = field(default=200_000, metadata={
-        "flag": "--output-bytes", "help": "characters of output kept per cell, the rest dropped and counted"})
-    interrupt_grace: float = field(default=3.0, metadata={
-        "flag": "--interrupt-grace", "help": "seconds a cell past its timeout has to stop once interrupted"})
-
-
-DEFAULT_LIMITS = Limits()
 
 
 class CellStatus(enum.StrEnum):
@@ -168,6 +153,15 @@ class CellOutputs(NotebookClient):
         return super().process_message(msg, cell, cell_index)
 
 
+@functools.cache
+def _coalesce() -> Any:
+    """nbconvert's preprocessor that joins a cell's consecutive prints into one output, as nbconvert stores them
+    (imported on first use: nbconvert costs 0.2 s to import, which a self-grade overlaps with its kernel's start)."""
+    from nbconvert.preprocessors import CoalesceStreamsPreprocessor
+
+    return CoalesceStreamsPreprocessor()
+
+
 def _run_of(index: int, reply: dict[str, Any]) -> CellRun:
     """The cell's outcome as the kernel's execute_reply states it."""
     if reply.get("status") == "ok":
@@ -223,7 +217,7 @@ async def _run_cell(kernel: Kernel, outputs: CellOutputs, cell: NotebookNode, in
     if answer.lost or answer.outcome is Outcome.REFUSED:
         outputs.refused.add((index, part))
     if part == "cell" and cell.outputs:
-        COALESCE.preprocess_cell(cell, {}, index)
+        _coalesce().preprocess_cell(cell, {}, index)
     seconds = max(1, math.ceil(timeout))
     match answer.outcome:
         case Outcome.REFUSED:  # the kernel lives on; only its reply was too big to read
@@ -279,6 +273,7 @@ async def run_notebook(nb: NotebookNode, limits: Limits = DEFAULT_LIMITS, supply
     written-down wrong answers, ``grader.grading.mistakes``, whose runs put the solution back after them).
     """
     tests = tests or {}
+    _coalesce()  # imported now, while a kernel of the zygote may still be booting
     with phase("start-up"):
         kernel = await supply.take() if supply else await start_kernel(limits.memory_bytes)
     outputs = CellOutputs(nb, limits.output_bytes)

@@ -20,7 +20,7 @@ from typing import Any
 
 import nbformat
 from nbformat import NotebookNode
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from ..authoring.metadata import exercise_of, grade_id, is_solution, is_test
 from ..kernels.supply import KernelSupply
@@ -56,6 +56,23 @@ class Mistake(BaseModel):
     kind: str = ""
     text: str
     tests: list[str] = []
+
+
+class TableEntry(Mistake):
+    """A mistake as the table keeps it: with the behaviour its wrong answer showed on each test cell."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    behaviour: list[Any]
+
+
+TABLE = TypeAdapter(dict[str, list[TableEntry]])
+
+
+def valid_table(data: Any) -> dict[str, list[dict[str, Any]]]:
+    """A mistake table read back (from the disk cache), checked entry by entry; ValidationError if it is not one."""
+    return {exercise: [entry.model_dump() for entry in entries]
+            for exercise, entries in TABLE.validate_python(data).items()}
 
 
 def wrong_answers(source: NotebookNode) -> list[WrongAnswer]:

@@ -1,6 +1,7 @@
 """The one-call API: ``grade(source, submission) -> Report``, no database, no course folder."""
 
 import copy
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -11,15 +12,16 @@ from nbformat import NotebookNode
 from ..authoring.course import graded_ids
 from ..authoring.generate import student_version
 from ..authoring.metadata import grade_id, is_manual, is_protected, is_solution, is_test, points, type_problems
-from ..authoring.notebooks import UnusableNotebook, read_notebook
+from ..authoring.notebooks import UnusableNotebook, dumps, parse_notebook, read_notebook
 from ..kernels.supply import KernelSupply
 from ..messages import Message, Say, say
 from ..timing import phase
+from . import cache
 from .assemble import Assembly, assemble
 from .execute import DEFAULT_LIMITS, CellRun, Limits, execute
 from .hidden import Scrubber
-from .mistakes import mistake_table, name_mistakes, tests_of
-from .reference import Reference, reference_for, reported
+from .mistakes import name_mistakes, tests_of
+from .reference import Reference, mistakes_for, reference_for, reported, source_key
 from .report import ManualResult, Report, TestResult, TestStatus, result_line
 from .scan import scan_cells
 from .testcells import KernelCode, rewrite_tests
@@ -33,9 +35,11 @@ class WrongLesson(UnusableNotebook):
 
 
 def _results(source: NotebookNode, assembly: Assembly, runs: list[CellRun], codes: dict[str, KernelCode],
-             reference: Reference, mistakes: Callable[[set[str]], dict[str, Any]] | None) -> dict[str, list]:
+             reference: Reference, mistakes: Callable[[set[str]], dict[str, Any]] | None,
+             answered: set[str]) -> dict[str, list]:
     """The report's lists: a result per test cell, the cells that failed, and the written-down mistakes that the
-    exercises which lost points behave like (``mistakes`` runs their table when the reference has none)."""
+    ``answered`` exercises which lost points behave like (``mistakes`` runs their table when the reference has
+    none; an exercise left as its stub behaves like no written-down answer, so none is run for it)."""
     report_parts: dict[str, list] = {"exercises": [], "solution_errors": [], "other_errors": [], "mistakes": []}
     test_cells = {grade_id(c): c for c in source.cells if is_test(c)}
     owned = tests_of(source)
@@ -56,7 +60,7 @@ def _results(source: NotebookNode, assembly: Assembly, runs: list[CellRun], code
             kind = "solution_errors" if gid and is_solution(cell) else "other_errors"
             report_parts[kind].append({"cell": run.index, "grade_id": gid, "error": run.summary})
     failed = {r.grade_id for r in report_parts["exercises"] if r.points < r.max_points}
-    lost = {exercise for exercise, gids in owned.items() if failed & set(gids)}
+    lost = {exercise for exercise, gids in owned.items() if failed & set(gids) and exercise in answered}
     if lost and mistakes is not None:
         table = reference.mistakes if reference.mistakes is not None else mistakes(lost)
         by_gid = {gid: run for run in runs if (gid := kinds.get(run.index)) is not None}
@@ -132,7 +136,8 @@ def check_submission(source: NotebookNode, submission: NotebookNode, name: str) 
 def grade_notebooks(source: NotebookNode, submission: NotebookNode, *, limits: Limits = DEFAULT_LIMITS,
                     names: tuple[str, str] = ("source", "submission"), supply: KernelSupply | None = None,
                     student: NotebookNode | None = None, reference: Reference | None = None,
-                    visible_only: bool = False, name_mistakes: bool = True) -> tuple[Report, NotebookNode]:
+                    visible_only: bool = False, name_mistakes: bool = True, disk: bool = False
+                    ) -> tuple[Report, NotebookNode]:
     """Grade an in-memory submission against an in-memory source; returns (report, feedback notebook).
 
     ``student`` is the source's generated student version, and ``reference`` the expected values
@@ -143,12 +148,16 @@ def grade_notebooks(source: NotebookNode, submission: NotebookNode, *, limits: L
     ``visible_only`` is a student's self-check in a release (``grader.authoring.release``): the source is a
     student notebook, there is no solution to run, and each check's expected side is evaluated in
     the submission's own kernel, beside its actual side. Never use it to grade a class.
+
+    ``disk`` keeps the reference and the mistake table in the disk cache (``grader.grading.cache``) and reads
+    them from it: a student's repeated self-grade. Nothing is cached when ``visible_only``.
     """
     check_submission(source, submission, names[1])
-    student = student if student is not None else student_version(source, names[0])
+    student = student if student is not None else _student_of(source, names[0], disk and not visible_only)
     codes = rewrite_tests(source, expected=visible_only)
     if not visible_only:
-        reference = reference if reference is not None else reference_for(source, student, limits, supply)
+        reference = reference if reference is not None else reference_for(source, student, limits, supply,
+                                                                           disk=disk)
     assembly = assemble(source, submission, student)
     suspicious = scan_cells([c.source for c in assembly.notebook.cells
                              if c.cell_type == "code" and not is_protected(c)])
@@ -160,18 +169,36 @@ def grade_notebooks(source: NotebookNode, submission: NotebookNode, *, limits: L
             reference = _reported_expected(assembly, runs)
         assert reference is not None
         mistakes = (None if visible_only or not name_mistakes else
-                    lambda lost: mistake_table(source, student, limits, supply, exercises=lost))
+                    lambda lost: mistakes_for(source, student, limits, supply, lost, disk))
         scrub = Scrubber([c for c in source.cells if is_test(c)], [code.hidden_only for code in codes.values()])
         scrub.notebook(assembly.notebook)
         for run in runs:
             scrub.run(run)  # before any message is shortened or joined into one line
-        results = _results(source, assembly, runs, codes, reference, mistakes)
+        answers = _answers(source, assembly, student)
+        results = _results(source, assembly, runs, codes, reference, mistakes, set(answers))
     with phase("report"):
         notes = assembly.notes + ([VISIBLE_ONLY_NOTE] if visible_only else [])
         report = Report(submission=names[1], source=names[0], tampered=assembly.tampered, notes=notes,
-                        suspicious=suspicious, manual=_manual(source, assembly, student),
-                        answers=_answers(source, assembly, student), **results)
+                        suspicious=suspicious, manual=_manual(source, assembly, student), answers=answers,
+                        **results)
         return report, feedback_notebook(assembly, student, report)
+
+
+def _student_of(source: NotebookNode, name: str, disk: bool) -> NotebookNode:
+    """The source's student version; with ``disk``, kept in the disk cache (generating it imports nbgrader)."""
+    if not disk:
+        return student_version(source, name)
+    key = cache.key_of(source_key(source), "student")
+    found = cache.load("student", key, _notebook)
+    if found is None:
+        found = student_version(source, name)
+        cache.store("student", key, json.loads(dumps(found)))
+    return found
+
+
+def _notebook(data: Any) -> NotebookNode:
+    """A cached notebook, read back as ``read_notebook`` reads a file."""
+    return parse_notebook(json.dumps(data).encode(), "cached student version")
 
 
 def grade(source: str | Path, submission: str | Path, *, limits: Limits = DEFAULT_LIMITS) -> Report:

@@ -14,6 +14,7 @@ import ast
 import functools
 import hashlib
 import json
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,11 +22,11 @@ from typing import Any
 from nbformat import NotebookNode
 
 from ..authoring.metadata import is_test
-from ..authoring.notebooks import dumps
 from ..kernels.supply import KernelSupply
+from . import cache
 from .assemble import assemble
 from .execute import DEFAULT_LIMITS, CellRun, Limits, execute
-from .mistakes import mistake_table
+from .mistakes import mistake_table, tests_of, valid_table
 from .testcells import rewrite_tests
 from .values import difference, encode, valid
 from .verdict import CheckReport, parse_reports
@@ -71,7 +72,8 @@ def grader_digest() -> str:
 
 def source_key(source: NotebookNode) -> str:
     """The cache key of a source notebook's reference: its content and the grader's code."""
-    return hashlib.sha256((grader_digest() + dumps(source)).encode()).hexdigest()
+    content = json.dumps(source, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256((grader_digest() + content).encode()).hexdigest()
 
 
 def run_reference(source: NotebookNode, student: NotebookNode, limits: Limits = DEFAULT_LIMITS,
@@ -130,15 +132,60 @@ def forget() -> None:
 
 
 def reference_for(source: NotebookNode, student: NotebookNode, limits: Limits = DEFAULT_LIMITS,
-                  supply: KernelSupply | None = None, mistakes: bool = False) -> Reference:
+                  supply: KernelSupply | None = None, mistakes: bool = False, disk: bool = False) -> Reference:
     """The source's reference, run once per process for each source and grader version; with ``mistakes``, also
-    how each written-down wrong answer behaves (``grader.grading.mistakes``), for a batch that will name them."""
+    how each written-down wrong answer behaves (``grader.grading.mistakes``), for a batch that will name them.
+    With ``disk``, what a run gives is also kept in the disk cache (``grader.grading.cache``) and read from it."""
     if not any(is_test(cell) for cell in source.cells):
         return Reference()
     key = source_key(source)
     if key not in _cache:
-        _cache[key] = from_literals(source) or run_reference(source, student, limits, supply)
+        _cache[key] = from_literals(source) or (disk and _from_disk(source, limits)) or _run_and_keep(
+            source, student, limits, supply, disk)
     reference = _cache[key]
     if mistakes and reference.mistakes is None:
-        reference.mistakes = mistake_table(source, student, limits, supply)
+        reference.mistakes = mistakes_for(source, student, limits, supply, None, disk)
     return reference
+
+
+def _disk_key(source: NotebookNode, limits: Limits) -> str:
+    return cache.key_of(source_key(source), repr(limits))
+
+
+def _checked(data: Any) -> Reference:
+    """A cached reference, only if every expected value is one the grader could have encoded."""
+    reference = Reference.from_json(json.dumps(data))
+    if not all(valid(value) for checks in reference.expected.values() for value in checks.values()) or \
+            not all(isinstance(problem, str) for problem in reference.problems):
+        raise ValueError("not a reference")
+    reference.mistakes = None  # kept apart, by exercise (mistakes_for)
+    return reference
+
+
+def _from_disk(source: NotebookNode, limits: Limits) -> Reference | None:
+    return cache.load("reference", _disk_key(source, limits), _checked)
+
+
+def _run_and_keep(source: NotebookNode, student: NotebookNode, limits: Limits, supply: KernelSupply | None,
+                  disk: bool) -> Reference:
+    reference = run_reference(source, student, limits, supply)
+    if disk:
+        cache.store("reference", _disk_key(source, limits), json.loads(reference.to_json()))
+    return reference
+
+
+def mistakes_for(source: NotebookNode, student: NotebookNode, limits: Limits, supply: KernelSupply | None,
+                 exercises: Collection[str] | None, disk: bool = False) -> dict[str, list[dict[str, Any]]]:
+    """``mistake_table`` for ``exercises`` (all when None); with ``disk``, each exercise's entries are read from
+    the disk cache when they are there and valid, and the others run and kept."""
+    if not disk:
+        return mistake_table(source, student, limits, supply, exercises)
+    key = _disk_key(source, limits)
+    kept = cache.load("mistakes", key, valid_table) or {}
+    wanted = set(exercises) if exercises is not None else set(tests_of(source))
+    missing = sorted(wanted - set(kept))
+    if missing:
+        ran = mistake_table(source, student, limits, supply, missing)
+        kept |= {exercise: ran.get(exercise, []) for exercise in missing}  # an exercise with none is kept too
+        cache.store("mistakes", key, kept)
+    return {exercise: entries for exercise, entries in kept.items() if exercise in wanted and entries}

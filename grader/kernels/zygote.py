@@ -137,6 +137,12 @@ class Zygote:
         theirs.close()
         self.channel, self.replies = ours, ours.makefile("rb")
         self.channel.sendall(json.dumps(list(modules)).encode() + b"\n")
+        self.ready = False  # it imports on its own while the grader goes on; the first fork waits for it
+
+    def wait_ready(self) -> None:
+        """Wait until the zygote has imported everything (SandboxError past ``START_TIMEOUT``)."""
+        if self.ready:
+            return
         self.channel.settimeout(START_TIMEOUT)  # a module that hangs as it is imported
         try:
             ready = self.replies.readline() == b"ready\n"
@@ -146,6 +152,7 @@ class Zygote:
             self.close()
             raise SandboxError(f"the kernel zygote did not start within {START_TIMEOUT:g} s")
         self.channel.settimeout(None)
+        self.ready = True
 
     def alive(self) -> bool:
         """Whether the zygote still runs (a basic-mode kernel may have killed it)."""
@@ -153,6 +160,7 @@ class Zygote:
 
     def fork(self, argv: list[str]) -> int:
         """A new child of the zygote running ``grader.kernels.sandbox`` with ``argv``; its pid."""
+        self.wait_ready()
         self.channel.sendall(json.dumps(argv).encode() + b"\n")
         reply = self.replies.readline()
         if not reply:

@@ -160,14 +160,26 @@ def test_course_folder_knowledge_lives_in_grader_course(tmp_path):
         assert [name for name, text in sources.items() if join in text] == [], join
 
 
-def test_cell_predicates_are_nbgraders_guarded_against_wrong_types():
-    from grader.authoring import metadata
+def test_cell_predicates_agree_with_nbgraders_own_on_every_cell_and_are_guarded_against_wrong_types():
+    """The grader reads nbgrader metadata as nbgrader does, without importing nbgrader on the grading path."""
+    from nbgrader import utils as nbgrader_utils
 
-    text = inspect.getsource(metadata)
-    assert "nbgrader_utils.is_grade" in text and "nbgrader_utils.is_solution" in text
-    assert "nbgrader_utils.is_locked" in text
+    from grader.authoring import metadata
+    from grader.authoring.notebooks import read_notebook
 
     ids = itertools.count()
+    flags = [{}, *({key: value for key, value in zip(("grade", "solution", "locked"), bits, strict=True)
+                   if value is not None} for bits in itertools.product((True, False, None), repeat=3))]
+    cells = [nbformat.from_dict({"id": f"x{n}", "cell_type": "code", "source": "", "outputs": [],
+                                 "execution_count": None, "metadata": {"nbgrader": meta} if meta else {}})
+             for n, meta in enumerate(flags)]
+    cells += [cell for folder in ("solutions", "student", "notebooks")
+              for path in sorted((ROOT / folder).glob("*.ipynb")) for cell in read_notebook(path).cells]
+    for cell in cells:
+        assert (metadata.is_grade(cell), metadata.is_solution(cell), metadata.is_protected(cell)) == (
+            bool(nbgrader_utils.is_grade(cell)), bool(nbgrader_utils.is_solution(cell)),
+            bool(nbgrader_utils.is_locked(cell))), cell.metadata
+    assert "import nbgrader" not in inspect.getsource(metadata)
 
     def cell(meta):
         return nbformat.from_dict({"id": f"cell-{next(ids)}", "cell_type": "code", "source": "", "outputs": [],
