@@ -18,12 +18,17 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..authoring.notebooks import write_atomic
+from ..errors import GraderError
 from ..settings import settings
 
 logger = logging.getLogger(__name__)
 
 VERSION = 1
 T = TypeVar("T")
+
+
+class DamagedEntry(GraderError):
+    """A cache entry whose data is not what its kind holds: it is ignored and rebuilt."""
 
 
 def folder() -> Path:

@@ -157,7 +157,7 @@ def _checked(data: Any) -> Reference:
     reference = Reference.from_json(json.dumps(data))
     if not all(valid(value) for checks in reference.expected.values() for value in checks.values()) or \
             not all(isinstance(problem, str) for problem in reference.problems):
-        raise ValueError("not a reference")
+        raise cache.DamagedEntry("not a reference")
     reference.mistakes = None  # kept apart, by exercise (mistakes_for)
     return reference
 

@@ -90,7 +90,7 @@ def test_the_environment_is_read_in_grader_settings_alone():
                      for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))))]
     assert naming == ["grader/settings.py"]  # the one module that names a variable in its code
     assert set(VARIABLES.values()) == {"GRADER_SANDBOX", "GRADER_SANDBOX_DIR", "GRADER_ZYGOTE", "GRADER_SANDBOX_UID",
-                                       "GRADER_SPARES"}
+                                       "GRADER_SPARES", "GRADER_CACHE_DIR"}
 
 
 def test_every_limit_has_its_flag_and_its_default_comes_from_limits():
