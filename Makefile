@@ -8,6 +8,7 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+DEV    := $(VENV)/.installed-dev
 LAB    := $(VENV)/.lab-settings
 DOCLINT := $(VENV)/doclint/bin/pydoclint
 PORT   ?= 8888
@@ -28,11 +29,17 @@ NBGRADER_SERVER := formgrader assignment_list course_list validate_assignment
 
 .PHONY: setup course work test test-fast clean
 
+# the course: the library, the grader, JupyterLab and what the lessons run (a student needs no more)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m pip install --quiet -e .
 	touch $(STAMP)
+
+# and the development stack, for make test: pytest, linters, the type checker, the browser driver, Dask, live SDKs
+$(DEV): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $(DEV)
 
 # JupyterLab for students, inside the venv only: no news prompt (overrides.json), no nbgrader
 # panels or toolbar (page_config.json, server extensions off). Notebooks use the venv's python3 kernel.
@@ -67,14 +74,14 @@ ifeq ($(wildcard tests),)
 test test-fast:
 	@echo "a student release has no test suite; grade your work with: .venv/bin/grader grade FILE"
 else
-test: setup $(DOCLINT)
+test: setup $(DEV) $(DOCLINT)
 	$(BIN)/ruff check .
 	$(DOCLINT) --config=pyproject.toml --quiet shared/handoffs shared/reservo_tools.py
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
 # while working: ruff, then the library's and the grader's unit tests (no kernel, no subprocess), under a minute
-test-fast: setup $(DOCLINT)
+test-fast: setup $(DEV) $(DOCLINT)
 	$(BIN)/ruff check .
 	$(DOCLINT) --config=pyproject.toml --quiet shared/handoffs shared/reservo_tools.py
 	$(BIN)/python -m pytest -q -m "not slow"

@@ -42,3 +42,28 @@ def test_ci_runs_the_readme_test_command():
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "make test" in readme
     assert ci.strip().splitlines()[-1] == "make test"
+
+
+DEVELOPMENT = {"pytest", "hypothesis", "ruff", "mypy", "playwright", "distributed", "anthropic", "google-genai"}
+
+
+def _names(requirements):
+    return {requirement.split(">")[0].split("<")[0].split("=")[0].split("[")[0].strip() for requirement in requirements}
+
+
+def test_a_student_installs_the_course_without_the_development_stack(tmp_path):
+    """Before: make course installed the development stack too (pytest, ruff, mypy, Playwright, Dask, live SDKs)."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert _names(project["dependencies"]) & DEVELOPMENT == set()
+    assert DEVELOPMENT <= _names(project["optional-dependencies"]["dev"])
+    venv = tmp_path / "venv"  # a venv that does not exist: make -n prints every step it would take
+    course = subprocess.run(["make", "-n", f"VENV={venv}", f"WORK={tmp_path / 'work'}", "course"], cwd=ROOT,
+                            capture_output=True, text=True, timeout=60)
+    test = subprocess.run(["make", "-n", f"VENV={venv}", "test"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    installs = [[line for line in done.stdout.splitlines() if "pip install" in line and "-e " in line]
+                for done in (course, test)]
+    assert installs[0] == [f"{venv}/bin/python -m pip install --quiet -e ."], course.stdout
+    assert installs[1] == [f"{venv}/bin/python -m pip install --quiet -e .",
+                           f'{venv}/bin/python -m pip install --quiet -e ".[dev]"'], test.stdout
