@@ -20,6 +20,7 @@ from jupyter_client.connect import channel_socket_types
 CONTROL_QUEUE = 8  # unread control messages queued at most (each under MAX_MESSAGE)
 MAX_MESSAGE = 4 * 1024 ** 2  # bytes of one message part from a kernel; far above any output cap
 BURST = 64  # messages read in a row before the other channel and the clock are looked at
+RECEIVE_QUEUE = 8  # messages libzmq queues for the grader on a channel (400 x 3.9 MiB once peaked at 0.5 GiB)
 BURST_BYTES = 8 * 1024 ** 2  # bytes read in a row, at most (and one message more), likewise
 MAX_CONTAINERS = 50_000  # JSON objects and arrays in a message's content; each costs the grader ~100 bytes parsed
 HEAD_CONTAINERS = 1_000  # in its header, parent header or metadata, which are always parsed
@@ -67,6 +68,7 @@ class CappedKernelClient(AsyncKernelClient):
         sock = self.context.socket(channel_socket_types[channel])
         sock.linger = 1000
         sock.maxmsgsize = MAX_MESSAGE  # set before connecting: libzmq copies it into the connection
+        sock.rcvhwm = RECEIVE_QUEUE  # a backlog waits in the kernel's own queue (its memory), not in the grader's
         if identity:
             sock.identity = identity
         # pyzmq names a monitor after the socket's fd, which a socket closed a moment ago may still hold
