@@ -335,7 +335,7 @@ def test_nested_outputs_reports_and_replies_are_refused_before_they_are_parsed()
     refused = "\n[salida recortada: se rechazó un mensaje de más de 4 MiB o demasiado anidado]\n"
     assert result["outputs"][:3] == [[refused], [refused], [refused]]
     assert result["outputs"][3][-1].startswith("\n[salida recortada: ") and result["outputs"][4] == ["still here\n"]
-    assert result["peak"] < 256, f"the grader's memory peaked at {result['peak']} MiB ({result['grown']} above its start)"
+    assert result["peak"] < 256, f"the grader peaked at {result['peak']} MiB ({result['grown']} above its start)"
 
 
 STDIN_FLOOD = """
