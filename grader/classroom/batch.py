@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 from ..authoring.course import match_source
 from ..authoring.generate import student_version
 from ..authoring.notebooks import parse_notebook, read_bytes
-from ..errors import GraderError, MissingPath, WrongKindOfPath
+from ..errors import GraderError, InvalidSetting, MissingPath, WrongKindOfPath
 from ..grading.execute import Limits
 from ..grading.pipeline import WrongLesson, grade_notebooks
 from ..grading.preload import imported_modules
@@ -203,6 +203,10 @@ def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out
                               f"(to grade one notebook: python -m grader grade {directory})")
     if out.exists() and not out.is_dir():
         raise WrongKindOfPath(f"--out {out} is a file: name a folder for the grades (it is made if missing)")
+    if workers is not None and workers < 1:
+        raise InvalidSetting(f"--workers must be 1 or more, not {workers}")
+    if not find_submissions(directory, out):
+        raise MissingPath(f"{directory}: no notebook (*.ipynb) to grade in it or its folders")
     rows: list[dict[str, str]] = []
     tasks: list[Task] = []
     saves: list[tuple[str, str]] = []  # per task: its slug and cache key

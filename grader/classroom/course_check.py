@@ -11,11 +11,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..authoring.course import chosen, guided_notebooks, solution_notebooks, student_notebooks, student_path
+from ..authoring.course import (
+    chosen,
+    guided_notebooks,
+    is_lesson,
+    solution_notebooks,
+    student_notebooks,
+    student_path,
+)
 from ..authoring.generate import stamped, student_version
 from ..authoring.metadata import grade_id, is_solution, metadata_problems, tags
 from ..authoring.notebooks import dumps, read_notebook, tidy, write_atomic
-from ..errors import GraderError
+from ..errors import GraderError, MissingPath
 from ..grading.execute import DEFAULT_LIMITS, CellStatus, Limits, execute
 from ..grading.mistakes import wrong_answers
 from ..grading.pipeline import grade_notebooks
@@ -149,6 +156,7 @@ def course_tasks(root: str | Path = ".", lessons: tuple[str, ...] | list[str] = 
     """Every check of the course (or of the given lessons) as (kind, args) pairs, one notebook each; ``mistakes``
     adds, per lesson, the check that each written-down wrong answer is named as itself."""
     root = Path(root)
+    _check_selection(root, lessons)
     tasks: list[Task] = [("guided", (p,)) for p in guided_notebooks(root) if chosen(p, lessons)]
     for source in solution_notebooks(root):
         if chosen(source, lessons):
@@ -157,6 +165,18 @@ def course_tasks(root: str | Path = ".", lessons: tuple[str, ...] | list[str] = 
     sources = {p.name for p in solution_notebooks(root)}
     tasks += [("orphan", (p,)) for p in student_notebooks(root) if p.name not in sources and chosen(p, lessons)]
     return tasks
+
+
+def _check_selection(root: Path, lessons: Sequence[str]) -> None:
+    """Refuse, in one line that names what exists, a folder with no lesson or a lesson name that matches none: a check
+    of nothing must never say "course OK"."""
+    found = sorted({p.stem for p in (*guided_notebooks(root), *solution_notebooks(root))})
+    if not found:
+        raise MissingPath(f"{root}: no lesson here (no notebook in {root / 'notebooks'} or {root / 'solutions'}); "
+                          "pass --root COURSE_FOLDER")
+    unknown = [name for name in lessons if not any(is_lesson(Path(stem), name) for stem in found)]
+    if unknown:
+        raise MissingPath(f"no lesson {', '.join(map(repr, unknown))} in {root}; the lessons are: {', '.join(found)}")
 
 
 def run_task(kind: str, args: tuple[Path, ...], limits: Limits = DEFAULT_LIMITS) -> list[str]:

@@ -495,3 +495,33 @@ def test_a_failed_check_in_the_students_own_jupyter_shows_the_tests_line_without
     assert 'assert_same(f(1), [1, {"a": 1}], "la lista")' in shown
     assert shown.rstrip().endswith("AssertionError: la lista[1]['a']: se esperaba 1, se obtuvo 2")
     assert "asserts.py" not in shown and "in _same" not in shown and "skipping hidden" not in shown
+
+
+def test_a_check_of_nothing_is_an_error_that_names_what_exists(tmp_path):
+    """Before: `grader check 05_the_contrat` (a typo) printed "course OK" and exited 0, having checked nothing."""
+    make_course(tmp_path)
+    done = cli("check", "01_mini_typo", "--root", str(tmp_path))
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"error: no lesson '01_mini_typo' in {tmp_path}; the lessons are: 01_mini\n"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    done = cli("check", "--root", str(empty))
+    assert done.returncode == 2 and done.stderr.startswith(f"error: {empty}: no lesson here")
+
+
+def test_a_batch_that_grades_nothing_says_so_and_fails(tmp_path):
+    """Before: an empty folder, --workers 0, or a folder of another lesson's notebooks all exited 0."""
+    (tmp_path / "empty").mkdir()
+    done = cli("batch", str(tmp_path / "empty"), "--source", str(SOURCE), "--out", str(tmp_path / "o1"))
+    assert done.returncode == 2 and "no notebook (*.ipynb) to grade" in done.stderr
+    (tmp_path / "subs").mkdir()
+    shutil.copy(FIXTURES / "submissions" / "partial.ipynb", tmp_path / "subs" / "a.ipynb")
+    done = cli("batch", str(tmp_path / "subs"), "--source", str(SOURCE), "--out", str(tmp_path / "o2"),
+               "--workers", "0")
+    assert (done.returncode, done.stderr) == (2, "error: --workers must be 1 or more, not 0\n")
+    other = tmp_path / "other"
+    other.mkdir()
+    shutil.copy(FIXTURES / "submissions" / "wrong_notebook.ipynb", other / "b.ipynb")
+    done = cli("batch", str(other), "--source", str(SOURCE), "--out", str(tmp_path / "o3"), "--workers", "1")
+    assert done.returncode == 1 and "error: nothing was graded: all 1 submission(s) are error rows" in done.stderr
+    assert (tmp_path / "o3" / "grades.csv").is_file()  # the error row is written all the same
