@@ -205,7 +205,8 @@ def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out
         raise WrongKindOfPath(f"--out {out} is a file: name a folder for the grades (it is made if missing)")
     if workers is not None and workers < 1:
         raise InvalidSetting(f"--workers must be 1 or more, not {workers}")
-    if not find_submissions(directory, out):
+    submissions = find_submissions(directory, out)
+    if not submissions:
         raise MissingPath(f"{directory}: no notebook (*.ipynb) to grade in it or its folders")
     rows: list[dict[str, str]] = []
     tasks: list[Task] = []
@@ -214,7 +215,7 @@ def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out
     references: dict[Path, str | GraderError] = {}
     times: dict[str, float] = {}
     graded: list[tuple[Path, bytes, Path, str, str]] = []  # to grade: path, bytes, source, slug, cache key
-    for path in find_submissions(directory, out):  # every input in memory before any student code runs
+    for path in submissions:  # every input in memory before any student code runs
         try:
             data = _read(path)
             matched = match_source(path, Path(source), functools.partial(parse_notebook, data, path))

@@ -295,10 +295,10 @@ async def run_notebook(nb: NotebookNode, limits: Limits = DEFAULT_LIMITS, supply
                                              store_history=index not in tests)
             runs.append(run)
             if run.ok and index in tests and tests[index].hidden.strip():
-                pending.append(run)
-                if not hidden_last and not restarted:
+                if hidden_last or restarted:
+                    pending.append(run)
+                else:
                     run.hidden, restarted = await _run_hidden(kernel, outputs, nb, index, tests[index], timeout, limits)
-                    pending.pop()
             if restarted:
                 await _recover(kernel, nb, kept, deadline, limits)
             elif run.ok and index not in tests:

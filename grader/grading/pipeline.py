@@ -12,7 +12,7 @@ from nbformat import NotebookNode
 from ..authoring.course import graded_ids
 from ..authoring.generate import student_version
 from ..authoring.metadata import grade_id, is_manual, is_protected, is_solution, is_test, points, type_problems
-from ..authoring.notebooks import UnusableNotebook, dumps, parse_notebook, read_notebook
+from ..authoring.notebooks import UnusableNotebook, parse_notebook, read_notebook
 from ..kernels.supply import KernelSupply
 from ..messages import Message, Say, say
 from ..timing import phase
@@ -192,7 +192,7 @@ def _student_of(source: NotebookNode, name: str, disk: bool) -> NotebookNode:
     found = cache.load("student", key, _notebook)
     if found is None:
         found = student_version(source, name)
-        cache.store("student", key, json.loads(dumps(found)))
+        cache.store("student", key, found)  # a NotebookNode is a dict: JSON as it is
     return found
 
 

@@ -140,16 +140,17 @@ def reference_for(source: NotebookNode, student: NotebookNode, limits: Limits = 
         return Reference()
     key = source_key(source)
     if key not in _cache:
-        _cache[key] = from_literals(source) or (disk and _from_disk(source, limits)) or _run_and_keep(
-            source, student, limits, supply, disk)
+        _cache[key] = from_literals(source) or (disk and _from_disk(key, limits)) or _run_and_keep(
+            source, student, limits, supply, _disk_key(key, limits) if disk else None)
     reference = _cache[key]
     if mistakes and reference.mistakes is None:
         reference.mistakes = mistakes_for(source, student, limits, supply, None, disk)
     return reference
 
 
-def _disk_key(source: NotebookNode, limits: Limits) -> str:
-    return cache.key_of(source_key(source), repr(limits))
+def _disk_key(key: str, limits: Limits) -> str:
+    """The disk cache's key for a source (its ``source_key``) under ``limits``."""
+    return cache.key_of(key, repr(limits))
 
 
 def _checked(data: Any) -> Reference:
@@ -162,15 +163,16 @@ def _checked(data: Any) -> Reference:
     return reference
 
 
-def _from_disk(source: NotebookNode, limits: Limits) -> Reference | None:
-    return cache.load("reference", _disk_key(source, limits), _checked)
+def _from_disk(key: str, limits: Limits) -> Reference | None:
+    return cache.load("reference", _disk_key(key, limits), _checked)
 
 
 def _run_and_keep(source: NotebookNode, student: NotebookNode, limits: Limits, supply: KernelSupply | None,
-                  disk: bool) -> Reference:
+                  disk_key: str | None) -> Reference:
+    """The reference run, kept in the disk cache under ``disk_key`` when there is one."""
     reference = run_reference(source, student, limits, supply)
-    if disk:
-        cache.store("reference", _disk_key(source, limits), json.loads(reference.to_json()))
+    if disk_key is not None:
+        cache.store("reference", disk_key, json.loads(reference.to_json()))
     return reference
 
 
@@ -180,7 +182,7 @@ def mistakes_for(source: NotebookNode, student: NotebookNode, limits: Limits, su
     the disk cache when they are there and valid, and the others run and kept."""
     if not disk:
         return mistake_table(source, student, limits, supply, exercises)
-    key = _disk_key(source, limits)
+    key = _disk_key(source_key(source), limits)
     kept = cache.load("mistakes", key, valid_table) or {}
     wanted = set(exercises) if exercises is not None else set(tests_of(source))
     missing = sorted(wanted - set(kept))

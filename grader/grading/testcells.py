@@ -202,11 +202,12 @@ def rewrite(source: str, *, expected: bool = False, keep: frozenset[str] = froze
         return source[begin:stop]
 
     checks = []
-    replacements: list[tuple[int, int, str]] = []
-    replays: list[tuple[int, int, str]] = []  # for the replay of the visible part: each check's actual side alone
-    for statement in dropped:  # replaced by blank lines: every other line keeps its number
+    blanks: list[tuple[int, int, str]] = []  # the dropped statements: every other line keeps its number
+    probes: list[tuple[int, int, str]] = []  # each check as the kernel runs it, reporting
+    replays: list[tuple[int, int, str]] = []  # each check's actual side alone, for the replay of the visible part
+    for statement in dropped:
         begin, stop = span(statement)
-        replacements.append((begin, stop, "pass" + "\n" * source[begin:stop].count("\n")))
+        blanks.append((begin, stop, "pass" + "\n" * source[begin:stop].count("\n")))
     for index, (call, (actual, expected_node, what)) in enumerate(zip(calls, arguments, strict=True)):
         hidden = call.lineno > hidden_from
         parts = [str(index), segment(actual)]
@@ -217,22 +218,21 @@ def rewrite(source: str, *, expected: bool = False, keep: frozenset[str] = froze
         begin, stop = span(call)
         text = f"{PROBE}({', '.join(parts)})"
         text = text[:-1] + "\n" * (source[begin:stop].count("\n") - text.count("\n")) + ")"
-        replacements.append((begin, stop, text))
+        probes.append((begin, stop, text))
         alone = segment(actual)
         replays.append((begin, stop, f"({alone}" + "\n" * (source[begin:stop].count("\n") - alone.count("\n")) + ")"))
         literal = what.value if isinstance(what, ast.Constant) and isinstance(what.value, str) else None
         checks.append(Check(index, call.lineno, hidden, literal if what is not None else "valor",
                             segment(expected_node)))
-    code_lines = _replaced(source, replacements).split("\n")
+    code_lines = _replaced(source, blanks + probes).split("\n")
     if not markers:
         return KernelCode("\n".join(code_lines), "", tuple(checks), tuple(lines))
     begin_line, end_line = markers
     visible = "\n".join(code_lines[:begin_line - 1])
     # the hidden part runs after the notebook's last cell: the visible part first sets up again what it uses,
     # its checks' actual sides evaluated (their calls may change what the hidden checks see) but not reported
-    replay = _replaced(source, [r for r in replays if r[0] < starts[begin_line]] + [
-        r for r in replacements if r[0] < starts[begin_line] and r[2].startswith("pass")])
-    hidden_code = "\n".join(replay.split("\n")[:begin_line - 1] + [""] + code_lines[begin_line:end_line - 1])
+    replay = _replaced(source, blanks + replays).split("\n")[:begin_line - 1]
+    hidden_code = "\n".join(replay + [""] + code_lines[begin_line:end_line - 1])
     return KernelCode(visible, hidden_code, tuple(checks), tuple(lines[:begin_line - 1]))
 
 
