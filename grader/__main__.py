@@ -100,13 +100,16 @@ def cmd_batch(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from .classroom.course_check import check_course
+    from .classroom.course_check import check_course, is_warning
 
-    problems = check_course(args.root, workers=args.workers, limits=_limits(args), lessons=args.lessons,
-                            mistakes=not args.no_mistakes)
-    for problem in problems:
-        print(_one_line(problem))
-    print(f"{len(problems)} problem(s)" if problems else "course OK")
+    found = check_course(args.root, workers=args.workers, limits=_limits(args), lessons=args.lessons,
+                         mistakes=not args.no_mistakes)
+    warnings = [line for line in found if is_warning(line)]
+    problems = [line for line in found if not is_warning(line)]
+    for line in warnings + problems:
+        print(_one_line(line))
+    also = f", {len(warnings)} warning(s)" if warnings else ""
+    print(f"{len(problems)} problem(s){also}" if problems else f"course OK{also}")
     return 1 if problems else 0
 
 
