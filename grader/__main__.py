@@ -1,5 +1,5 @@
 """The grader's command line: ``python -m grader generate | grade | batch | manual template | manual import | report |
-release | check``."""
+release | check | convert``."""
 
 import argparse
 import dataclasses
@@ -113,6 +113,22 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
+def cmd_convert(args: argparse.Namespace) -> int:
+    from .grading.convert import convert
+
+    cells = convert(args.source, args.out, _limits(args))
+    for cell in cells:
+        for line in cell.lines():
+            print(_one_line(line) if not line.startswith("  ") else "  " + _one_line(line))
+    changed = sum(len(cell.converted) for cell in cells)
+    left = sum(len(cell.left) for cell in cells)
+    outside = sum(not cell.graded_in_kernel for cell in cells)
+    print(_one_line(f"wrote {args.out}: {changed} assert(s) converted, {left} left; {outside} of {len(cells)} test "
+                    "cell(s) follow the assert_same rule (verdict decided by the grader), the others are graded in the "
+                    "student's kernel"))
+    return 0
+
+
 def cmd_store_outputs(args: argparse.Namespace) -> int:
     from .classroom.course_check import store_outputs
 
@@ -219,6 +235,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="a new folder for the release")
     p.add_argument("--root", help="the course checkout (default: the installed course)")
     p.set_defaults(run=cmd_release)
+
+    p = with_limits(sub.add_parser("convert", help="rewrite a plain nbgrader notebook's assert A == B test lines as "
+                                                   "assert_same(A, B) where a run of it shows that changes no verdict"))
+    p.add_argument("source", help="the solution notebook (run once, as written)")
+    p.add_argument("--out", required=True, help="the new notebook to write (never the source itself)")
+    p.set_defaults(run=cmd_convert)
 
     p = with_limits(sub.add_parser("check", help="the course's CI gate"))
     p.add_argument("lessons", nargs="*", help="lesson numbers or names (default: the whole course)")
