@@ -1,7 +1,12 @@
 """Grade the same N submissions three ways, side by side, and print the numbers.
 
-    python benchmarks/grading.py [N] [--workers W] [--lesson 03_handoff_pseudo_tool] [--scheduler ADDRESS]
+    python benchmarks/grading.py [N] [--workers W] [--lesson 03_handoff_pseudo_tool | --plain] [--scheduler ADDRESS]
                                  [--floor-repeats R] [--repeats P] [--profile FILE] [--grader-only]
+
+The submissions: the grader's fixtures (honest and hostile kinds), a course lesson answered and blank
+(``--lesson``), or a plain nbgrader assignment (``--plain``: tests/fixtures/plain/basics, test cells of
+``assert`` statements, helper code and loops, graded the nbgrader way in the student's kernel, and its
+submissions but the one with a deleted test cell, which the two graders score differently on purpose).
 
 1. the course grader's batch (parallel workers, fresh sandboxed kernel per submission), with
    the full sandbox (as root: own uid and namespaces) and with the basic one (limits only),
@@ -53,6 +58,8 @@ from grader.timing import PHASES, WORKER_START
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "grader"
+PLAIN = ROOT / "tests" / "fixtures" / "plain" / "basics"
+PLAIN_LEFT_OUT = ("deleted_test",)  # this grader puts a deleted test cell back; nbgrader scores it 0
 T = TypeVar("T")
 KINDS = ("correct", "partial", "blank", "always_equal", "edited_tests")
 
@@ -69,11 +76,15 @@ def answered(lesson: str, folder: Path) -> Path:
     return path
 
 
-def make_submissions(folder: Path, n: int, lesson: str | None = None) -> None:
-    """N submissions named student_NNN: the fixtures' honest and hostile kinds, or a lesson answered and blank."""
+def make_submissions(folder: Path, n: int, lesson: str | None = None, plain: bool = False) -> None:
+    """N submissions named student_NNN: the fixtures' honest and hostile kinds, a lesson answered and blank, or the
+    plain nbgrader assignment's submissions."""
     folder.mkdir(parents=True)
-    kinds = ([answered(lesson, folder.parent), ROOT / "student" / f"{lesson}.ipynb"] if lesson
-             else [FIXTURES / "submissions" / f"{kind}.ipynb" for kind in KINDS])
+    if plain:
+        kinds = [p for p in sorted((PLAIN / "submissions").glob("*.ipynb")) if p.stem not in PLAIN_LEFT_OUT]
+    else:
+        kinds = ([answered(lesson, folder.parent), ROOT / "student" / f"{lesson}.ipynb"] if lesson
+                 else [FIXTURES / "submissions" / f"{kind}.ipynb" for kind in KINDS])
     for i in range(n):
         shutil.copy(kinds[i % len(kinds)], folder / f"student_{i:03d}.ipynb")
 
@@ -200,6 +211,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=os.cpu_count())
     parser.add_argument("--lesson", help="grade copies of a course lesson (e.g. 03_handoff_pseudo_tool) "
                                          "instead of the grader fixtures")
+    parser.add_argument("--plain", action="store_true", help="grade copies of the plain nbgrader assignment's "
+                                                              "submissions (tests/fixtures/plain/basics)")
     parser.add_argument("--scheduler", help="the Dask cluster for the cluster run (default: local:WORKERS)")
     parser.add_argument("--floor-repeats", type=int, default=10, help="runs per submission for the floor's median")
     parser.add_argument("--repeats", type=int, default=3, help="floor-then-batch pairs for the course grader; "
@@ -210,13 +223,16 @@ def main() -> None:
                                                      "and write the profile here")
     args = parser.parse_args()
     scheduler = args.scheduler or f"local:{args.workers}"
-    source = ROOT / "solutions" / f"{args.lesson}.ipynb" if args.lesson else FIXTURES / "source.ipynb"
+    if args.plain and args.lesson:
+        parser.error("--plain and --lesson are two different assignments: pass one")
+    source = (PLAIN / "source.ipynb" if args.plain else
+              ROOT / "solutions" / f"{args.lesson}.ipynb" if args.lesson else FIXTURES / "source.ipynb")
     phases: dict[str, Timings] = {way: {} for way in ("course grader (batch)", "grader, basic sandbox",
                                                       "grader on Dask")}
     with tempfile.TemporaryDirectory(prefix="bench-") as folder:
         tmp = Path(folder)
         subs = tmp / "submissions"
-        make_submissions(subs, args.n, args.lesson)
+        make_submissions(subs, args.n, args.lesson, args.plain)
         pairs = []  # (floor per submission, the batch's worker time per submission, its wall time and scores, phases)
         for repeat in range(args.repeats):  # the floor and the batch in turn, so a slower minute slows both
             floors = floor(subs, source, args.floor_repeats)

@@ -1,5 +1,5 @@
 """The grader's command line: ``python -m grader generate | grade | batch | manual template | manual import | report |
-release | check``."""
+release | check | convert``."""
 
 import argparse
 import dataclasses
@@ -103,14 +103,33 @@ def cmd_batch(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from .classroom.course_check import check_course
+    from .classroom.course_check import check_course, is_warning
 
-    problems = check_course(args.root, workers=args.workers, limits=_limits(args), lessons=args.lessons,
-                            mistakes=not args.no_mistakes)
-    for problem in problems:
-        print(_one_line(problem))
-    print(f"{len(problems)} problem(s)" if problems else "course OK")
+    found = check_course(args.root, workers=args.workers, limits=_limits(args), lessons=args.lessons,
+                         mistakes=not args.no_mistakes)
+    warnings = [line for line in found if is_warning(line)]
+    problems = [line for line in found if not is_warning(line)]
+    for line in warnings + problems:
+        print(_one_line(line))
+    also = f", {len(warnings)} warning(s)" if warnings else ""
+    print(f"{len(problems)} problem(s){also}" if problems else f"course OK{also}")
     return 1 if problems else 0
+
+
+def cmd_convert(args: argparse.Namespace) -> int:
+    from .grading.convert import convert
+
+    cells = convert(args.source, args.out, _limits(args))
+    for cell in cells:
+        for line in cell.lines():
+            print(_one_line(line) if not line.startswith("  ") else "  " + _one_line(line))
+    changed = sum(len(cell.converted) for cell in cells)
+    left = sum(len(cell.left) for cell in cells)
+    outside = sum(not cell.graded_in_kernel for cell in cells)
+    print(_one_line(f"wrote {args.out}: {changed} assert(s) converted, {left} left; {outside} of {len(cells)} test "
+                    "cell(s) follow the assert_same rule (verdict decided by the grader), the others are graded in the "
+                    "student's kernel"))
+    return 0
 
 
 def cmd_store_outputs(args: argparse.Namespace) -> int:
@@ -219,6 +238,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="a new folder for the release")
     p.add_argument("--root", help="the course checkout (default: the installed course)")
     p.set_defaults(run=cmd_release)
+
+    p = with_limits(sub.add_parser("convert", help="rewrite a plain nbgrader notebook's assert A == B test lines as "
+                                                   "assert_same(A, B) where a run of it shows that changes no verdict"))
+    p.add_argument("source", help="the solution notebook (run once, as written)")
+    p.add_argument("--out", required=True, help="the new notebook to write (never the source itself)")
+    p.set_defaults(run=cmd_convert)
 
     p = with_limits(sub.add_parser("check", help="the course's CI gate"))
     p.add_argument("lessons", nargs="*", help="lesson numbers or names (default: the whole course)")

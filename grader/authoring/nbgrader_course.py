@@ -4,6 +4,7 @@ Used by the benchmark and by the compatibility test; it needs nothing but the in
 """
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -34,18 +35,30 @@ class NbgraderFailed(GraderError):
     """An nbgrader command exited with an error."""
 
 
-def _nbgrader(course: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _nbgrader(course: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     done = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, env=env,
                           capture_output=True, text=True)
-    if done.returncode:
+    if done.returncode and check:
         raise NbgraderFailed(f"nbgrader {' '.join(args)} failed:\n{done.stdout[-1500:]}{done.stderr[-1500:]}")
     return done
 
 
 def nbgrader_scores(source: str | Path, submissions: dict[str, Path], course: str | Path,
                     timeout: float = 30) -> dict[str, float]:
-    """Grade ``{student: notebook path}`` against ``source`` with nbgrader in ``course``; returns {student: score}."""
+    """Grade ``{student: notebook path}`` against ``source`` with nbgrader in ``course``; returns {student: score}.
+    Raises NbgraderFailed when nbgrader could not autograde every submission."""
+    scores, failed = nbgrader_autograde(source, submissions, course, timeout)
+    if failed:
+        raise NbgraderFailed(f"nbgrader autograde failed for {', '.join(sorted(failed))}")
+    return scores
+
+
+def nbgrader_autograde(source: str | Path, submissions: dict[str, Path], course: str | Path,
+                       timeout: float = 30) -> tuple[dict[str, float], set[str]]:
+    """Grade ``{student: notebook path}`` against ``source`` with nbgrader in ``course``: {student: score} as
+    nbgrader's gradebook holds it, and the students whose autograde nbgrader reported as failed (a kernel that died:
+    nbgrader stops that notebook and scores every cell 0)."""
     course, assignment, name = Path(course), "lesson", Path(source).name
     (course / "source" / assignment).mkdir(parents=True)
     shutil.copy(source, course / "source" / assignment / name)
@@ -56,8 +69,12 @@ def nbgrader_scores(source: str | Path, submissions: dict[str, Path], course: st
         target = course / "submitted" / student / assignment
         target.mkdir(parents=True)
         shutil.copy(path, target / name)
-    _nbgrader(course, "autograde", assignment, "--force")
+    done = _nbgrader(course, "autograde", assignment, "--force", check=False)
+    said = done.stdout + done.stderr
+    failed = set(re.findall(rf"error processing assignment '{assignment}' for student '([^']+)'", said))
+    if done.returncode and not failed:
+        raise NbgraderFailed(f"nbgrader autograde failed:\n{said[-3000:]}")
     from nbgrader.api import Gradebook
 
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
-        return {student: gradebook.find_submission(assignment, student).score for student in submissions}
+        return {student: gradebook.find_submission(assignment, student).score for student in submissions}, failed

@@ -169,7 +169,8 @@ def grade_one(task: Task) -> Graded:
                 data = report.to_dict()
                 row.update(score=f"{report.score:g}", max_score=f"{report.max_score:g}", status=RowStatus.GRADED,
                            tampered=" ".join(f"{t['grade_id']}:{t['problem']}" for t in report.tampered),
-                           suspicious=" ".join(report.suspicious), **manual_columns(data))
+                           suspicious=" ".join(report.suspicious), in_kernel=" ".join(report.in_kernel),
+                           **manual_columns(data))
                 page = feedback_html(report, feedback_nb)
         return Graded(row, data, page, time.perf_counter() - start, record)
     except WrongLesson as error:

@@ -61,6 +61,7 @@ class ClassView:
                 entry["points"].append(result["points"])
                 entry["max_points"] = result["max_points"]
                 entry["passed"] += result["status"] == "passed"
+                entry["in_kernel"] = entry.get("in_kernel", False) or bool(result.get("in_kernel"))
         return [{**e, "count": len(e["points"]), "mean": statistics.fmean(e["points"])} for e in seen.values()]
 
     def exercises(self) -> list[dict[str, Any]]:

@@ -1,6 +1,9 @@
 """The course's CI gate: every notebook runs, solutions score full marks, student versions score zero.
 
-Problems are collected for the whole course and reported together at the end. The reference runs
+Problems are collected for the whole course and reported together at the end, with the warnings: lines that
+begin with ``WARNING`` and fail nothing. A course whose ``[tool.grader] strict`` is true (``grader.course_config``:
+this course) refuses a test cell that breaks the ``assert_same`` rule, and one without a hidden part; in any other
+course such a cell is graded the nbgrader way, in the student's kernel, and is a warning. The reference runs
 and the wrong answers' tables it computes are kept in the disk cache (``grader.grading.cache``), so a
 self-grade after ``grader check`` starts warm.
 """
@@ -22,18 +25,20 @@ from ..authoring.course import (
 from ..authoring.generate import stamped, student_version
 from ..authoring.metadata import grade_id, is_solution, metadata_problems, tags
 from ..authoring.notebooks import dumps, read_notebook, tidy, write_atomic
+from ..course_config import course_strict
 from ..errors import GraderError, MissingPath
 from ..grading.execute import DEFAULT_LIMITS, CellStatus, Limits, execute
 from ..grading.mistakes import wrong_answers
 from ..grading.pipeline import grade_notebooks
 from ..grading.preload import imported_modules
 from ..grading.reference import reference_for
+from ..grading.testcells import in_kernel, without_hidden_part
 from ..grading.testcells import problems as rule_problems
-from ..grading.testcells import without_hidden_part
 from ..kernels.supply import worker_supply
 from .pool import run_tasks
 
 RAISES_TAG = "raises-exception"
+WARNING = "warning: "
 
 
 def _text(outputs: list[Any]) -> str:
@@ -81,15 +86,34 @@ def store_outputs(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[str]:
     return []
 
 
-def check_solution(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[str]:
+def is_warning(line: str) -> bool:
+    """Whether a line of ``check_course`` is a warning, which fails nothing."""
+    return line.startswith(WARNING)
+
+
+def check_solution(path: Path, limits: Limits = DEFAULT_LIMITS, strict: bool = True) -> list[str]:
     """A solution notebook has valid metadata, test cells that follow the rule of ``grader.grading.testcells`` and
-    each have a hidden part, passes its own checks in the reference run, and earns every point, with no cell
-    failing and nothing restored."""
+    each have a hidden part (``strict``; else each cell graded in the student's kernel, or without a hidden part, is
+    a warning), passes its own checks in the reference run, and earns every point, with no cell failing and nothing
+    restored."""
     source = read_notebook(path)
-    problems = metadata_problems(source, str(path)) or [f"{path}: {problem}" for problem in rule_problems(source)]
+    problems = metadata_problems(source, str(path))
     if problems:
         return problems
-    problems = [f"{path}: {problem}" for problem in without_hidden_part(source)]  # gradable all the same
+    hidden = [f"{path}: {problem}" for problem in without_hidden_part(source)]  # gradable all the same
+    if strict:
+        problems = [f"{path}: {problem}" for problem in rule_problems(source)]
+        if problems:
+            return problems
+        problems = hidden
+    else:
+        try:
+            plain = in_kernel(source)
+        except GraderError as error:  # a cell that can be graded neither way
+            return [f"{path}: {error}"]
+        problems = [f"{WARNING}{path}: test cell {gid}: graded the nbgrader way, its verdict decided in the "
+                    f"student's kernel (a student can forge it): {why}" for gid, why in plain.items()]
+        problems += [WARNING + line for line in hidden]
     student = student_version(source, str(path))
     reference = reference_for(source, student, limits, worker_supply(), disk=True)
     problems += [f"{path}: reference run: {problem}" for problem in reference.problems]
@@ -179,15 +203,16 @@ def _check_selection(root: Path, lessons: Sequence[str]) -> None:
         raise MissingPath(f"no lesson {', '.join(map(repr, unknown))} in {root}; the lessons are: {', '.join(found)}")
 
 
-def run_task(kind: str, args: tuple[Path, ...], limits: Limits = DEFAULT_LIMITS) -> list[str]:
-    """Run one check; an unreadable notebook is a problem, not a crash."""
+def run_task(kind: str, args: tuple[Path, ...], limits: Limits = DEFAULT_LIMITS, strict: bool = True) -> list[str]:
+    """Run one check (``strict``: the course's, ``check_solution``); an unreadable notebook is a problem, not a
+    crash."""
     try:
         if kind == "orphan":
             return [f"{args[0]}: has no source in solutions/; delete it or add the solution"]
         if kind == "guided":
             return check_guided(args[0], limits=limits)
         if kind == "solution":
-            return check_solution(args[0], limits=limits)
+            return check_solution(args[0], limits=limits, strict=strict)
         if kind == "mistakes":
             return check_mistakes(args[0], limits=limits)
         return check_student(args[0], args[1], limits=limits)
@@ -195,17 +220,17 @@ def run_task(kind: str, args: tuple[Path, ...], limits: Limits = DEFAULT_LIMITS)
         return [str(error)]
 
 
-def _run(task: tuple[str, tuple[Path, ...], Limits]) -> list[str]:
-    """``run_task`` on one record of the pool (kind, args, limits)."""
+def _run(task: tuple[str, tuple[Path, ...], Limits, bool]) -> list[str]:
+    """``run_task`` on one record of the pool (kind, args, limits, strict)."""
     return run_task(*task)
 
 
 def check_tasks(tasks: Sequence[Task], workers: int | None = None, limits: Limits = DEFAULT_LIMITS,
-                modules: Sequence[str] = ()) -> dict[Task, list[str]]:
+                modules: Sequence[str] = (), strict: bool = True) -> dict[Task, list[str]]:
     """Run the given checks in parallel (one pool, warm kernels that find ``modules`` imported); each task's
-    problems."""
+    problems and warnings."""
     found: dict[Task, list[str]] = {}
-    for index, result in run_tasks(_run, [(*task, limits) for task in tasks], workers, limits, modules):
+    for index, result in run_tasks(_run, [(*task, limits, strict) for task in tasks], workers, limits, modules):
         if isinstance(result, BaseException):
             raise result
         found[tasks[index]] = result
@@ -214,9 +239,11 @@ def check_tasks(tasks: Sequence[Task], workers: int | None = None, limits: Limit
 
 def check_course(root: str | os.PathLike[str] = ".", workers: int | None = None, limits: Limits = DEFAULT_LIMITS,
                  lessons: Sequence[str] = (), mistakes: bool = True) -> list[str]:
-    """Run every check (or those of the given lessons) in parallel and return all problems, sorted."""
+    """Run every check (or those of the given lessons) in parallel and return all problems, sorted, and the
+    warnings (``is_warning``), strict or not as the course's ``[tool.grader] strict`` says."""
     root = Path(root)
     modules = imported_modules(read_notebook(path) for path in solution_notebooks(root) + guided_notebooks(root)
                                if chosen(path, list(lessons)))
-    found = check_tasks(course_tasks(root, list(lessons), mistakes), workers, limits, modules)
+    found = check_tasks(course_tasks(root, list(lessons), mistakes), workers, limits, modules,
+                        course_strict(root.resolve()))
     return sorted(problem for problems in found.values() for problem in problems)

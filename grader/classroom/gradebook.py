@@ -23,9 +23,10 @@ from ..grading.execute import Limits
 from ..grading.reference import grader_digest
 from ..grading.report import printable
 
-COLUMNS = ("submission", "source", "score", "max_score", "status", "error", "tampered", "suspicious", "cached",
-           "manual_pending", "manual_score", "manual_max", "total_score", "total_max")
-"""score/max_score are the autograded points only; the manual_* columns are the cells graded by hand
+COLUMNS = ("submission", "source", "score", "max_score", "status", "error", "tampered", "suspicious", "in_kernel",
+           "cached", "manual_pending", "manual_score", "manual_max", "total_score", "total_max")
+"""score/max_score are the autograded points only; ``in_kernel`` lists the tests graded the nbgrader way, whose
+verdict the student's kernel decided (a student can forge it); the manual_* columns are the cells graded by hand
 (``manual_pending`` lists ``grade_id:points`` still to grade); total_* is filled once nothing is pending."""
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 

@@ -55,7 +55,7 @@ def _results(source: NotebookNode, assembly: Assembly, runs: list[CellRun], code
             earned = worth if status == TestStatus.PASSED else 0.0
             report_parts["exercises"].append(TestResult(gid, earned, worth, status,
                                                         message.english() if message else str(feedback), message,
-                                                        exercise_of_test.get(gid, "")))
+                                                        exercise_of_test.get(gid, ""), bool(codes[gid].plain)))
         elif not run.ok:
             kind = "solution_errors" if gid and is_solution(cell) else "other_errors"
             report_parts[kind].append({"cell": run.index, "grade_id": gid, "error": run.summary})

@@ -38,6 +38,22 @@ def check(index: int, actual: Any, what: Any = "valor", **expected: Any) -> None
         flush()
 
 
+def compare(index: int, actual: Any, expected: Any) -> Any:
+    """``grader convert``'s run of a trusted source (``grader.grading.convert``): report whether ``actual ==
+    expected`` holds, and both sides encoded, at once; returns ``actual == expected`` itself, so that ``assert
+    compare(k, A, B)`` does what ``assert A == B`` does."""
+    from IPython.display import publish_display_data
+
+    result = actual == expected
+    try:
+        equal: bool | str = bool(result)
+    except Exception as error:  # noqa: BLE001 - the assert raises it again; here it is only reported
+        equal = type(error).__name__
+    publish_display_data({MIME: [{"compare": index, "equal": equal, "actual": encode(actual),
+                                  "expected": encode(expected)}]})
+    return result
+
+
 def flush() -> None:
     """Send the reports still waiting, as one display message (a list of reports)."""
     global _chars

@@ -35,6 +35,10 @@ STATUS_ES = {"passed": "superado", "failed": "fallido", "timeout": "tiempo agota
              "not-run": "no ejecutado", "pending": "pendiente", "graded": "calificado", "unanswered": "sin responder"}
 """Each status as the student reads it on the feedback page (the table and the JSON keep the English word)."""
 BY_HAND = "se califica a mano"
+IN_KERNEL_MARK = "*"
+IN_KERNEL_ES = ("* veredicto decidido en el kernel del estudiante (test escrito con assert, como en nbgrader): "
+                "un estudiante decidido podría falsearlo")
+"""Said on the table and the page under the tests graded the nbgrader way, whose status carries the mark."""
 UNANSWERED_ES = "sin responder: la celda sigue como se entregó, vale 0 sin nota a mano"
 
 
@@ -48,6 +52,8 @@ def printable(text: str) -> str:
 class TestResult:
     """One test cell's outcome: points earned out of max_points, and one line of feedback."""
 
+    __test__ = False  # not a pytest class
+
     grade_id: str
     points: float
     max_points: float
@@ -55,6 +61,11 @@ class TestResult:
     feedback: str = ""  # one line, in English when the grader wrote it (``message``)
     message: Message | None = None  # the grader's own words, rendered in Spanish on the page
     exercise: str = ""  # the exercise (solution cell grade_id) this test belongs to, if any
+    in_kernel: bool = False  # graded the nbgrader way: the student's kernel decided the verdict (it can be forged)
+
+    def shown_status(self) -> str:
+        """The status as the student reads it, in Spanish, marked when the student's kernel decided it."""
+        return STATUS_ES.get(self.status, self.status) + (IN_KERNEL_MARK if self.in_kernel else "")
 
 
 @dataclass
@@ -110,6 +121,11 @@ class Report:
         return sum(result.max_points for result in self.exercises)
 
     @property
+    def in_kernel(self) -> list[str]:
+        """The tests whose verdict the student's kernel decided (graded the nbgrader way): a student can forge it."""
+        return [r.grade_id for r in self.exercises if r.in_kernel]
+
+    @property
     def manual_pending(self) -> list[ManualResult]:
         return [m for m in self.manual if m.points is None]
 
@@ -122,7 +138,7 @@ class Report:
         data = asdict(self)
         data["manual"] = [{**asdict(m), "status": m.status} for m in self.manual]
         data.update(score=self.score, max_score=self.max_score, manual_max=self.manual_max,
-                    manual_pending=[m.grade_id for m in self.manual_pending])
+                    manual_pending=[m.grade_id for m in self.manual_pending], in_kernel=self.in_kernel)
         return data
 
     @classmethod
@@ -131,7 +147,8 @@ class Report:
         return cls(submission=data["submission"], source=data["source"],
                    exercises=[TestResult(r["grade_id"], r["points"], r["max_points"], TestStatus(r["status"]),
                                          r["feedback"], Message.from_dict(r["message"]) if r.get("message") else None,
-                                         r.get("exercise", "")) for r in data.get("exercises", [])],
+                                         r.get("exercise", ""), bool(r.get("in_kernel", False)))
+                              for r in data.get("exercises", [])],
                    tampered=list(data.get("tampered", [])), notes=list(data.get("notes", [])),
                    solution_errors=list(data.get("solution_errors", [])),
                    other_errors=list(data.get("other_errors", [])), suspicious=list(data.get("suspicious", [])),
@@ -146,7 +163,7 @@ class Report:
     def table(self) -> str:
         """The plain-text table a student reads, in Spanish: test, points, status, comment; then the score line.
         No control character reaches the terminal."""
-        rows = [(printable(r.grade_id), f"{r.points:g}/{r.max_points:g}", STATUS_ES.get(r.status, r.status),
+        rows = [(printable(r.grade_id), f"{r.points:g}/{r.max_points:g}", r.shown_status(),
                  printable(comment(r, self))) for r in self.exercises]
         rows += [(m.grade_id, m.shown_points(), STATUS_ES[m.status], UNANSWERED_ES if m.unanswered else BY_HAND)
                  for m in self.manual]
@@ -155,6 +172,8 @@ class Report:
         lines = ["  ".join(str(cell).ljust(width) for cell, width in zip(row[:3], widths, strict=True))
                  + "  " + row[3] for row in [header, *rows]]
         lines.append(f"puntuación: {self.score:g}/{self.max_score:g}")
+        if self.in_kernel:
+            lines.append(printable(f"{IN_KERNEL_ES}: {', '.join(self.in_kernel)}"))
         if self.manual_pending:
             lines.append(f"a mano: {sum(m.max_points for m in self.manual_pending):g} punto(s) pendientes de "
                          f"calificar: {', '.join(f'{m.grade_id}:{m.max_points:g}' for m in self.manual_pending)}")
@@ -168,7 +187,8 @@ class Report:
 
     def _repr_markdown_(self) -> str:
         rows = "\n".join(f"| {r.grade_id} | {r.points:g}/{r.max_points:g} | {STATUS_MARK.get(r.status, '')} "
-                         f"{r.status} | {r.feedback.replace('|', '/')} |" for r in self.exercises)
+                         f"{r.status}{' (decided in the kernel)' if r.in_kernel else ''} | "
+                         f"{r.feedback.replace('|', '/')} |" for r in self.exercises)
         rows += "".join(f"\n| {m.grade_id} | {m.shown_points()} | {m.status} | graded by hand |" for m in self.manual)
         return (f"**{self.score:g}/{self.max_score:g}**\n\n| exercise | points | status | feedback |\n"
                 f"|---|---|---|---|\n{rows}")
@@ -200,5 +220,5 @@ def comment(result: TestResult, report: "Report") -> str:
 
 def result_line(result: TestResult) -> str:
     """The line the page shows under a test cell: its status, points and feedback, in Spanish."""
-    line = f"{STATUS_ES.get(result.status, result.status)} ({result.points:g}/{result.max_points:g})"
+    line = f"{result.shown_status()} ({result.points:g}/{result.max_points:g})"
     return line + (f": {spanish_feedback(result)}" if result.feedback else "")

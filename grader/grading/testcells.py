@@ -18,6 +18,12 @@ the hidden part become two pieces of code, run as two requests, the hidden one a
 evaluated and not reported, so that it sees what it saw in place. In the reference run of the
 solution (``expected=True``) each call also carries ``expected=...``; the student's kernel
 never receives an expected side, and never the description of a hidden check.
+
+A test cell that breaks the rule (plain ``assert`` statements, helper code, loops: whatever nbgrader
+accepts) is graded the nbgrader way instead (``as_written``): it runs as written, and passes when it raises
+nothing. Its verdict is decided in the student's kernel, which a determined student can forge; the
+report says so for each such cell. Its hidden tests still run after the notebook's last cell, after
+its visible part again.
 """
 
 import ast
@@ -57,6 +63,7 @@ class KernelCode:
     hidden: str
     checks: tuple[Check, ...]
     lines: tuple[str, ...] = ()  # the visible part's own lines, as the student reads them
+    plain: str = ""  # why the cell is graded the nbgrader way, in the student's kernel; "" when it follows the rule
 
     @property
     def hidden_only(self) -> str:
@@ -236,6 +243,27 @@ def rewrite(source: str, *, expected: bool = False, keep: frozenset[str] = froze
     return KernelCode(visible, hidden_code, tuple(checks), tuple(lines[:begin_line - 1]))
 
 
+def as_written(source: str, why: str) -> KernelCode:
+    """A test cell that breaks the rule, as the kernel runs it the nbgrader way: as written, passing when it raises
+    nothing (``why``: the rule it breaks). The visible part is every line before the first BEGIN HIDDEN TESTS; the
+    hidden part, run after the notebook's last cell, is the whole cell again. Raises CheckRuleError when a BEGIN
+    HIDDEN TESTS has no END after it, or an END no BEGIN before it (nbgrader refuses such a cell too)."""
+    lines = source.split("\n")
+    depth, first = 0, 0
+    for number, line in enumerate(lines, 1):
+        if line.strip() == HIDDEN_BEGIN:
+            depth, first = depth + 1, first or number
+        elif line.strip() == HIDDEN_END:
+            depth -= 1
+        if depth not in (0, 1):
+            raise CheckRuleError(f"line {number}: the BEGIN and END HIDDEN TESTS lines do not pair up")
+    if depth:
+        raise CheckRuleError("a BEGIN HIDDEN TESTS line has no END HIDDEN TESTS after it")
+    if not first:
+        return KernelCode(source, "", (), tuple(lines), why)
+    return KernelCode("\n".join(lines[:first - 1]), source, (), tuple(lines[:first - 1]), why)
+
+
 def _replaced(source: str, replacements: list[tuple[int, int, str]]) -> str:
     """``source`` with each (begin, stop, text) span replaced by its text."""
     pieces, end = [], 0
@@ -305,8 +333,15 @@ def _reads(source: str) -> set[str]:
     return _loads(tree, expected_sides)
 
 
+def in_kernel(source: NotebookNode) -> dict[str, str]:
+    """The test cells of a source notebook graded the nbgrader way (``as_written``), by grade_id: why each breaks the
+    rule. Raises CheckRuleError, naming the cell, for a cell that cannot be graded either way."""
+    return {gid: code.plain for gid, code in rewrite_tests(source).items() if code.plain}
+
+
 def rewrite_tests(source: NotebookNode, *, expected: bool = False) -> dict[str, KernelCode]:
-    """Every test cell of the source notebook as a kernel runs it, by grade_id; CheckRuleError names the cell.
+    """Every test cell of the source notebook as a kernel runs it, by grade_id: ``rewrite``, or ``as_written`` for a
+    cell that breaks the rule; CheckRuleError names a cell that can be graded neither way.
 
     Rewritten once per process for each source (a batch worker grades many submissions of one).
     """
@@ -326,6 +361,9 @@ def _rewritten(code_cells: tuple[tuple[str, str | None], ...], expected: bool) -
         keep = frozenset().union(*(names for other, names in enumerate(reads) if other != position))
         try:
             codes[gid] = rewrite(text, expected=expected, keep=keep)
-        except CheckRuleError as error:
-            raise CheckRuleError(f"test cell {gid}: {error}") from None
+        except CheckRuleError as broken:
+            try:
+                codes[gid] = as_written(text, str(broken))
+            except CheckRuleError as error:
+                raise CheckRuleError(f"test cell {gid}: {error}") from None
     return codes

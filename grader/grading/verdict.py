@@ -6,6 +6,10 @@ one. Reports are untrusted data: a report that does not parse, names a check of 
 part or an unknown one, or comes twice fails the test; so does a check with no report. A
 failure in the hidden part says only that it happened there, and a fixed word: the grader's own
 (timeout, died) or the name of a built-in exception, never a string the kernel chose.
+
+A test cell graded the nbgrader way (``KernelCode.plain``: it breaks the ``assert_same`` rule) has no
+checks: it passes when each of its parts ran without raising, a verdict the student's kernel decides.
+Its reports, if any, are ignored.
 """
 
 import builtins
@@ -68,11 +72,29 @@ def _part(reports: list[Any], checks: list[int]) -> dict[int, CheckReport] | str
     return found
 
 
+def _hidden_failed(hidden: CellRun) -> tuple[TestStatus, Message]:
+    """A hidden part that raised or was stopped: its status, and a fixed word (ours, or a built-in exception's)."""
+    word = hidden.ename if hidden.message is not None else public_name(hidden.ename)
+    return STATUS[hidden.status], say(Say.IN_HIDDEN, ename=word)
+
+
+def _as_nbgrader(code: KernelCode, run: CellRun) -> tuple[TestStatus, str | Message]:
+    """A cell graded the nbgrader way, whose visible part raised nothing: passed unless its hidden part did not
+    run or raised."""
+    if not code.hidden.strip():
+        return TestStatus.PASSED, ""
+    if run.hidden is None:
+        return TestStatus.FAILED, say(Say.IN_HIDDEN, ename="NotRun")
+    return _hidden_failed(run.hidden) if not run.hidden.ok else (TestStatus.PASSED, "")
+
+
 def judge(code: KernelCode, run: CellRun, expected: dict[int, Node]) -> tuple[TestStatus, str | Message]:
     """(status, feedback) of a test cell from its run and the expected value of each check: one line, or one of
     the grader's own messages (``grader.messages``)."""
     if not run.ok:
         return STATUS[run.status], run.message or raised_at(run.summary, run.traceback, code.lines) or run.summary
+    if code.plain:
+        return _as_nbgrader(code, run)
     visible = [c.index for c in code.checks if not c.hidden]
     hidden = [c.index for c in code.checks if c.hidden]
     found = _part(run.reports, visible)
@@ -94,8 +116,7 @@ def judge(code: KernelCode, run: CellRun, expected: dict[int, Node]) -> tuple[Te
     if run.hidden is None:
         return TestStatus.FAILED, say(Say.IN_HIDDEN, ename="NotRun")
     if not run.hidden.ok:
-        word = run.hidden.ename if run.hidden.message is not None else public_name(run.hidden.ename)  # ours, or theirs
-        return STATUS[run.hidden.status], say(Say.IN_HIDDEN, ename=word)
+        return _hidden_failed(run.hidden)
     found = _part(run.hidden.reports, hidden)
     if isinstance(found, str) or any(
             index not in found or index not in expected or difference(found[index].actual, expected[index]) is not None

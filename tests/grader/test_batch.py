@@ -80,7 +80,7 @@ def test_report_json_has_the_documented_fields(graded):
     charge = next(e for e in report["exercises"] if e["grade_id"] == "test_charge")
     assert charge == {"grade_id": "test_charge", "points": 0.0, "max_points": 2.0, "status": "failed",
                       "feedback": "AssertionError: valor: se esperaba 3000, se obtuvo 6000", "message": None,
-                      "exercise": "charge"}
+                      "exercise": "charge", "in_kernel": False}
     slow = next(e for e in json.loads((graded["out"] / "reports" / "infinite_loop.json").read_text(
         encoding="utf-8"))["report"]["exercises"] if e["grade_id"] == "test_quote_total")
     assert slow["message"] == {"say": "timeout", "params": {"seconds": 3}}  # the page renders it in Spanish

@@ -269,8 +269,10 @@ HIDDEN_PART = "\n### BEGIN HIDDEN TESTS\nassert_same(quote_total(2), 4000)\n### 
 
 
 def make_course(root):
-    """The fixture source as a one-lesson course: every test cell with a hidden part, as the course's rule asks."""
+    """The fixture source as a one-lesson course: every test cell with a hidden part, as the course's rule asks, and
+    strict as this course is (``[tool.grader] strict``)."""
     (root / "solutions").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[tool.grader]\nstrict = true\n", encoding="utf-8")
     source = read_notebook(SOURCE)
     by_id(source, "test_quote_total").source += HIDDEN_PART
     (root / "solutions" / "01_mini.ipynb").write_text(dumps(source), encoding="utf-8")
