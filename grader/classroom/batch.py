@@ -18,6 +18,7 @@ import dataclasses
 import functools
 import logging
 import os
+import sys
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -28,16 +29,16 @@ from ..authoring.generate import student_version
 from ..authoring.notebooks import parse_notebook, read_bytes
 from ..errors import GraderError, InvalidSetting, MissingPath, WrongKindOfPath
 from ..grading.execute import Limits
-from ..grading.pipeline import WrongLesson, grade_notebooks
+from ..grading.pipeline import WrongLesson, check_submission, grade_notebooks
 from ..grading.preload import imported_modules
 from ..grading.reference import Reference, reference_for
-from ..grading.report import Report
+from ..grading.report import Report, printable
 from ..kernels import zygote
 from ..kernels.supply import KernelSupply, worker_supply
 from ..pages import feedback_html
 from ..timing import phase, phases
 from .gradebook import COLUMNS, Gradebook, RowStatus, cache_key, manual_columns, slug
-from .pool import run_on_cluster, run_tasks
+from .pool import check_scheduler, run_on_cluster, run_tasks
 
 logger = logging.getLogger(__name__)
 
@@ -183,6 +184,15 @@ def grade_one(task: Task) -> Graded:
     return Graded(row)
 
 
+def _say(line: str) -> None:
+    """Tell the instructor, on stderr and at once, what the batch is doing before its progress bar starts."""
+    print(printable(line), file=sys.stderr, flush=True)
+
+
+def _quiet(line: str) -> None:
+    """Say nothing (a batch run with ``progress=False``)."""
+
+
 def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out: str | os.PathLike[str],
           workers: int | None = None, limits: Limits = Limits(),  # noqa: B008 - Limits is frozen
           progress: bool = True, scheduler: str | None = None, name_mistakes: bool = True,
@@ -206,9 +216,13 @@ def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out
         raise WrongKindOfPath(f"--out {out} is a file: name a folder for the grades (it is made if missing)")
     if workers is not None and workers < 1:
         raise InvalidSetting(f"--workers must be 1 or more, not {workers}")
+    if scheduler is not None:
+        check_scheduler(scheduler)
     submissions = find_submissions(directory, out)
     if not submissions:
         raise MissingPath(f"{directory}: no notebook (*.ipynb) to grade in it or its folders")
+    say = _say if progress else _quiet
+    say(f"reading {len(submissions)} notebook(s) under {directory}")
     rows: list[dict[str, str]] = []
     tasks: list[Task] = []
     saves: list[tuple[str, str]] = []  # per task: its slug and cache key
@@ -216,12 +230,19 @@ def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out
     references: dict[Path, str | GraderError] = {}
     times: dict[str, float] = {}
     graded: list[tuple[Path, bytes, Path, str, str]] = []  # to grade: path, bytes, source, slug, cache key
-    for path in submissions:  # every input in memory before any student code runs
+    parsed: dict[Path, Any] = {}  # each source notebook, parsed once
+    for path in submissions:  # every input in memory, and every unusable one a row, before any student code runs
         try:
             data = _read(path)
-            matched = match_source(path, Path(source), functools.partial(parse_notebook, data, path))
+            notebook = parse_notebook(data, path)
+            matched = match_source(path, Path(source), lambda: notebook)  # noqa: B023 - called here, at once
             if matched not in sources:
                 sources[matched] = read_bytes(matched)
+                parsed[matched] = parse_notebook(sources[matched], matched)
+            check_submission(parsed[matched], notebook, str(path))
+        except WrongLesson as error:
+            rows.append({**_error_row(path, directory, str(error)), "status": RowStatus.WRONG_LESSON})
+            continue
         except GraderError as error:
             rows.append(_error_row(path, directory, str(error)))
             continue
@@ -235,11 +256,15 @@ def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out
             rows.append({**_error_row(path, directory, ""), "source": str(matched), **cached, "cached": "yes"})
             continue
         graded.append((path, data, matched, name, key))
+    unchanged = sum(row["cached"] == "yes" for row in rows)
+    refused = f", {len(rows) - unchanged} could not be graded (see grades.csv)" if len(rows) > unchanged else ""
+    say(f"{len(graded)} to grade, {unchanged} unchanged since the last run (grades kept){refused}")
     modules = _imports({matched for _, _, matched, _, _ in graded}, sources)
     zygote.preload(modules)
     supply = KernelSupply(limits.memory_bytes)  # the reference runs' kernels, closed before any student code runs
     for path, data, matched, name, key in graded:
         if matched not in references:
+            say(f"reference run of {matched}: the solution{' and its written-down wrong answers' * name_mistakes}")
             references[matched] = _reference(matched, sources[matched], limits, supply, name_mistakes)
         reference = references[matched]
         if isinstance(reference, GraderError):
@@ -249,11 +274,14 @@ def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out
         saves.append((name, key))
     supply.close()
     zygote.release()  # the reference runs' kernels are gone; nothing of them outlives them here
+    if tasks:
+        say(f"starting the kernels to grade {len(tasks)} notebook(s)"
+            + (f" on {scheduler}" if scheduler else f" ({workers} at a time)" if workers else " (one per core)"))
     done: Iterable[tuple[int, Graded | BaseException]] = (
         run_tasks(grade_one, tasks, workers, limits, modules) if scheduler is None
         else run_on_cluster(scheduler, grade_one, tasks, limits, [name for name, _ in saves], modules))
     with contextlib.ExitStack() as stack:
-        if progress:  # a log line is printed above the bar, never through it
+        if progress and tasks:  # a log line is printed above the bar, never through it
             from tqdm import tqdm
             from tqdm.contrib.logging import logging_redirect_tqdm
             done = stack.enter_context(tqdm(done, total=len(tasks), unit="nb", desc="grading", dynamic_ncols=True))

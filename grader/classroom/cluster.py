@@ -82,6 +82,14 @@ def _local_workers(scheduler: str) -> int:
     return int(count)
 
 
+def check_scheduler(scheduler: str) -> None:
+    """Refuse a malformed ``--scheduler`` before the batch reads anything (reaching it is tried when it runs)."""
+    if scheduler.startswith("local:"):
+        _local_workers(scheduler)
+    else:
+        _address(scheduler)
+
+
 def _quiet_dask() -> None:
     """Dask's own log only with -v: what matters to the instructor ends in a row or a one-line error."""
     for name in list(logging.root.manager.loggerDict):  # distributed sets levels on some of its loggers

@@ -7,10 +7,12 @@ so only the task that kills its worker loses its result. ``run_on_cluster`` runs
 tasks on a Dask cluster instead (``grader.classroom.cluster``, the optional ``cluster`` extra).
 """
 
+import importlib
 import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
+from types import ModuleType
 from typing import TypeVar
 
 from ..errors import ClusterError
@@ -63,13 +65,22 @@ def run_tasks(function: Callable[[T], R], tasks: Sequence[T], workers: int | Non
         sweep_orphans()  # what a worker killed mid-task could not stop
 
 
+def _cluster() -> ModuleType:
+    """The Dask side of the batch (``grader.classroom.cluster``), or ClusterError saying what to install."""
+    try:
+        return importlib.import_module(f"{__package__}.cluster")
+    except ImportError as error:
+        raise ClusterError(f"--scheduler needs dask.distributed ({error.name or 'it'} is not installed): "
+                           "pip install 'handoffs-course[cluster]'") from None
+
+
+def check_scheduler(scheduler: str) -> None:
+    """Refuse, before a batch reads anything, a ``--scheduler`` that is malformed or needs what is not installed."""
+    _cluster().check_scheduler(scheduler)
+
+
 def run_on_cluster(scheduler: str, function: Callable[[T], R], tasks: Sequence[T], limits: Limits,
                    names: Sequence[str] | None = None, modules: Sequence[str] = ()
                    ) -> Iterator[tuple[int, R | BaseException]]:
     """``run_tasks`` on the Dask cluster at ``scheduler`` (``tcp://HOST:PORT``, or ``local:N`` to start one here)."""
-    try:
-        from .cluster import run_tasks as run_on_dask
-    except ImportError as error:
-        raise ClusterError(f"--scheduler needs dask.distributed ({error.name or 'it'} is not installed): "
-                           "pip install 'handoffs-course[cluster]'") from None
-    return run_on_dask(scheduler, function, tasks, limits, names, modules)
+    return _cluster().run_tasks(scheduler, function, tasks, limits, names, modules)

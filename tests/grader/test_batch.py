@@ -124,3 +124,20 @@ def test_csv_and_rerun_skips_unchanged(graded, tmp_path):
     again = batch(SUBMISSIONS, FIXTURES / "source.ipynb", graded["out"], workers=2, limits=LIMITS, progress=False)
     assert all(r["cached"] == "yes" for r in again if r["status"] == "graded")
     assert [r["score"] for r in again] == [r["score"] for r in rows]
+
+
+def test_a_batch_says_what_it_does_before_its_bar_and_a_cached_rerun_grades_nothing(tmp_path, capsys):
+    submissions = tmp_path / "in"
+    submissions.mkdir()
+    for name in ("correct", "partial", "malformed_json", "wrong_notebook"):
+        (submissions / f"{name}.ipynb").write_bytes((SUBMISSIONS / f"{name}.ipynb").read_bytes())
+    batch(submissions, FIXTURES / "source.ipynb", tmp_path / "out", workers=1, limits=LIMITS)
+    first = capsys.readouterr().err
+    said = ["reading 4 notebook(s)", "2 to grade, 0 unchanged since the last run (grades kept), 2 could not be graded",
+            "reference run of", "starting the kernels to grade 2 notebook(s) (1 at a time)", "grading"]
+    assert all(line in first for line in said), first
+    assert [first.index(line) for line in said] == sorted(first.index(line) for line in said)  # in this order
+    batch(submissions, FIXTURES / "source.ipynb", tmp_path / "out", workers=1, limits=LIMITS)
+    again = capsys.readouterr().err
+    assert "0 to grade, 2 unchanged since the last run (grades kept), 2 could not be graded" in again
+    assert "reference run" not in again and "starting the kernels" not in again and "grading" not in again
