@@ -577,6 +577,19 @@ def test_a_submission_with_a_string_tag_is_graded(tmp_path):
     assert report.score == 5 and report.other_errors == [] and report.solution_errors == []
 
 
+@pytest.mark.parametrize("tag", ["mine", "solution", "", "skip-execution"])
+def test_an_answer_cell_whose_tags_are_a_string_is_graded_as_written(tmp_path, tag):
+    nb = submission(charge="def charge(price_cents):\n    return price_cents // 2")
+    data = json.loads(dumps(nb))
+    answer = next(c for c in data["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") == "charge")
+    answer["metadata"]["tags"] = tag  # not a list: nbformat's schema refuses it, a student's editor may write it
+    path = tmp_path / "tagged.ipynb"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    report, _ = grade_notebooks(read_notebook(SOURCE), read_notebook(path), limits=LIMITS)
+    assert {r.grade_id: r.points for r in report.exercises}["test_charge"] == 2  # the answer, not the stub
+    assert report.tampered == [] and report.other_errors == []
+
+
 def test_a_guided_notebook_reads_a_string_tag_as_one_tag(tmp_path):
     from grader.classroom.course_check import check_guided
 
