@@ -6,7 +6,7 @@ import io
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 import mistune
@@ -15,6 +15,9 @@ from nbformat import NotebookNode
 
 from .authoring.metadata import grade_id
 from .grading.report import BY_HAND, IN_KERNEL_ES, STATUS_ES, STATUS_MARK, UNANSWERED_ES, Report, comment
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 PAGE_STYLE = Markup("""
 body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; }
@@ -59,6 +62,11 @@ def _markdown() -> Callable[[str], str]:
     render = mistune.create_markdown(escape=True, renderer=_OwnImagesOnly(escape=True),
                                      plugins=["table", "strikethrough"])
     return functools.lru_cache(maxsize=4096)(lambda text: str(render(text)))
+
+
+def markdown_html(text: str) -> Markup:
+    """A markdown text as safe HTML: raw HTML escaped, remote images dropped (``_markdown``)."""
+    return Markup(_markdown()(text))  # noqa: S704 - mistune escaped every raw HTML of the text
 
 
 class _Budget:
@@ -168,12 +176,13 @@ def with_summary(page: str, report: Report) -> str:
     return page[:start] + str(summary_html(report)) + page[end:]
 
 
-def score_plot(percentages: list[float]) -> str:
-    """The score distribution as a PNG, base64 (the same bytes for the same scores).
+def score_figure(percentages: list[float]) -> "Figure":
+    """The score distribution as a histogram: a bar per 10 %, a count of submissions on an integer axis.
 
     A bare ``Figure``, as matplotlib advises for web servers: no pyplot, no backend, no global state.
     """
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
     figure = Figure(figsize=(6, 2.6), dpi=100)
     axes = figure.subplots()
@@ -181,9 +190,15 @@ def score_plot(percentages: list[float]) -> str:
     axes.set_xlabel("score (% of the autograded points)")
     axes.set_ylabel("submissions")
     axes.set_xlim(0, 100)
+    axes.yaxis.set_major_locator(MaxNLocator(integer=True))  # a count of submissions: never 0.5
     figure.tight_layout()
+    return figure
+
+
+def score_plot(percentages: list[float]) -> str:
+    """The score distribution (``score_figure``) as a PNG, base64 (the same bytes for the same scores)."""
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", metadata={"Software": None})
+    score_figure(percentages).savefig(buffer, format="png", metadata={"Software": None})
     return base64.b64encode(buffer.getvalue()).decode()
 
 

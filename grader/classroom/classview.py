@@ -23,8 +23,7 @@ from ..authoring.metadata import is_solution
 from ..authoring.notebooks import read_notebook, write_atomic
 from ..errors import GraderError
 from ..grading.mistakes import wrong_answers
-from ..grading.report import first_line
-from ..pages import class_html, score_plot
+from ..pages import class_html, markdown_html, score_plot
 from .gradebook import Gradebook, spreadsheet_safe
 from .similarity import DEFAULT_THRESHOLD, Group, groups, prints_of, similar_pairs
 
@@ -81,9 +80,26 @@ class ClassView:
             for mistake in report.get("mistakes", []):
                 row = rows[mistake["exercise"]]
                 row["mistakes"][mistake["id"]] += 1
-                row["texts"][mistake["id"]] = first_line(mistake["text"])
+                row["texts"][mistake["id"]] = markdown_html(mistake["text"])  # whole, as the lesson wrote it
         return [{**row, "mistakes": [(gid, n, row["texts"][gid]) for gid, n in row["mistakes"].most_common()]}
                 for row in rows.values()]
+
+    def students(self) -> list[dict[str, str]]:
+        """One line per submission, by student: the autograded score, the marks by hand, the total (or why none)."""
+        lines = []
+        for saved in self.saved:
+            row = saved["row"]
+            graded = saved in self.graded
+            total, most = (row.get("total_score", ""), row.get("total_max", "")) if graded else ("", "")
+            shown = f"{total}/{most}" if total else ""
+            percent = f"{100 * float(total) / float(most):.0f}" if total and float(most or 0) else ""
+            lines.append({"student": student_of(row.get("submission", "")), "submission": row.get("submission", ""),
+                          "score": f"{row.get('score')}/{row.get('max_score')}" if graded else "",
+                          "manual": (f"{row.get('manual_score')}/{row.get('manual_max')}"
+                                     if graded and row.get("manual_max") not in ("", "0") else ""),
+                          "pending": row.get("manual_pending", ""), "total": shown, "percent": percent,
+                          "status": row.get("status", ""), "error": row.get("error", "")})
+        return sorted(lines, key=lambda line: (line["student"], line["submission"]))
 
     def flagged(self) -> list[dict[str, str]]:
         """The submissions the instructor should read: tampered cells restored, or tampering found by the scan."""
@@ -181,7 +197,7 @@ def write_class_report(out: str | Path, threshold: float = DEFAULT_THRESHOLD) ->
         submissions=len(saved), graded=len(view.graded), errors=[s["row"] for s in saved if s not in view.graded],
         plot=score_plot(percentages) if percentages else "",
         median=f"{statistics.median(percentages):.0f}" if percentages else "-",
-        exercises=view.exercises(), tests=view.tests(), flagged=view.flagged(),
+        students=view.students(), exercises=view.exercises(), tests=view.tests(), flagged=view.flagged(),
         pairs=[(a, b, f"{100 * score:.0f}") for a, b, score in view.pairs()], groups=view.groups(),
         threshold=f"{100 * threshold:.0f}",
         times=sorted(times.items(), key=lambda item: -item[1]),

@@ -45,7 +45,8 @@ def test_the_class_page_has_the_plot_the_tables_and_the_flags(graded):
                      page)
     charge = re.search(r"<tr[^>]*><td>charge</td><td class=\"n\">(\d+)/32</td><td>(.*?)</td></tr>", page, re.S)
     assert charge is not None and charge.group(1) == "17"  # 12 right, the copied pair, the 2 renaming, the edited
-    assert "8 × <code>charge_wrong_full_price</code>: Cobrar el precio entero." in charge.group(2)
+    assert ("8 × <code>charge_wrong_full_price</code><p><strong>Cobrar el precio entero.</strong> El cargo es la "
+            "mitad.</p>") in charge.group(2)  # the whole explanation, rendered
     assert "6 × <code>charge_wrong_constant</code>" in charge.group(2)
     assert "<td>test_charge</td><td>charge</td><td class=\"n\">17/32</td>" in page
     flagged = page.split('<section id="flagged">')[1].split("</section>")[0]
@@ -57,6 +58,23 @@ def test_the_class_page_has_the_plot_the_tables_and_the_flags(graded):
     assert similar.count("<tr>") == 3  # the header and those pairs: 12 alike right answers are the expected answer
     times = page.split('<section id="times">')[1]
     assert times.count("<tr>") == 33
+
+
+def test_the_class_page_has_a_score_per_student(graded):
+    page = (graded / "class.html").read_text(encoding="utf-8")
+    students = page.split('<section id="students">')[1].split("</section>")[0]
+    assert students.count("<tr") == 33  # the header and one per submission
+    assert ('<td>full0</td><td>full0.ipynb</td><td class="n">3/5</td><td class="n"></td><td class="n">3/5</td>'
+            '<td class="n">60</td>') in students
+    assert '<td>right00</td><td>right00.ipynb</td><td class="n">5/5</td>' in students
+
+
+def test_the_histogram_counts_submissions_on_an_integer_axis():
+    from grader.pages import score_figure
+
+    for percentages in ([50.0], [10.0, 95.0], [40.0] * 3):
+        ticks = score_figure(percentages).axes[0].get_yticks()
+        assert len(ticks) >= 2 and all(float(tick).is_integer() for tick in ticks), ticks
 
 
 def test_the_gradebooks_have_one_row_per_student(graded):
