@@ -47,16 +47,18 @@ class Scrubber:
         lines = {line for line in lines if len(line) >= MIN_LINE}
         # as printed inside JSON (the notebook read from disk) or a repr (print(In)), quotes come escaped
         texts = lines | {json.dumps(line)[1:-1] for line in lines} | {repr(line)[1:-1] for line in lines}
-        self.lines = sorted(texts, key=len, reverse=True)
-        self.pattern = re.compile("|".join(map(re.escape, self.lines))) if self.lines else None
+        self.lines = sorted(texts, key=len, reverse=True)  # a line inside a longer one goes with the longer one
         self.starts = {line[:MIN_PARTIAL] for line in self.lines}  # how a cut-short hidden line begins
         self.longest = len(self.lines[0]) if self.lines else 0
 
     def text(self, value: str) -> str:
         """``value`` with escape codes removed and every hidden line masked."""
-        if self.pattern is None:
+        if not self.lines:
             return value
-        value = self.pattern.sub(MASK, ANSI.sub("", value))
+        value = ANSI.sub("", value)
+        for line in self.lines:  # str.replace, not one regex of every line: compiling that took 0.18 s a grade
+            if line in value:
+                value = value.replace(line, MASK)
         return self._cut_short(value)
 
     def _cut_short(self, value: str) -> str:
@@ -83,7 +85,7 @@ class Scrubber:
 
     def notebook(self, nb: NotebookNode) -> None:
         """Scrub every output of every cell in place."""
-        if self.pattern is None:
+        if not self.lines:
             return
         for cell in nb.cells:
             for output in cell.get("outputs", []):
