@@ -162,6 +162,13 @@ def _coalesce() -> Any:
     return CoalesceStreamsPreprocessor()
 
 
+def _ready_while_the_kernel_starts() -> None:
+    """What the first output of a run needs, made while a kernel of the zygote may still be booting: nbconvert
+    imported, and nbformat's output schema compiled (nbclient validates each output with it; 60 ms the first time)."""
+    _coalesce()
+    nbformat.validator.get_validator()  # the one nbformat.v4.new_output validates with
+
+
 def _run_of(index: int, reply: dict[str, Any]) -> CellRun:
     """The cell's outcome as the kernel's execute_reply states it."""
     if reply.get("status") == "ok":
@@ -273,7 +280,7 @@ async def run_notebook(nb: NotebookNode, limits: Limits = DEFAULT_LIMITS, supply
     written-down wrong answers, ``grader.grading.mistakes``, whose runs put the solution back after them).
     """
     tests = tests or {}
-    _coalesce()  # imported now, while a kernel of the zygote may still be booting
+    _ready_while_the_kernel_starts()
     with phase("start-up"):
         kernel = await supply.take() if supply else await start_kernel(limits.memory_bytes)
     outputs = CellOutputs(nb, limits.output_bytes)

@@ -140,7 +140,7 @@ def reference_for(source: NotebookNode, student: NotebookNode, limits: Limits = 
         return Reference()
     key = source_key(source)
     if key not in _cache:
-        _cache[key] = from_literals(source) or (disk and _from_disk(key, limits)) or _run_and_keep(
+        _cache[key] = (disk and _from_disk(key, limits)) or from_literals(source) or _run_and_keep(
             source, student, limits, supply, _disk_key(key, limits) if disk else None)
     reference = _cache[key]
     if mistakes and reference.mistakes is None:

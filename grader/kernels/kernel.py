@@ -57,13 +57,19 @@ class SandboxedKernelManager(AsyncKernelManager):
             self._control_socket = sock
 
     @property
-    def kernel_spec(self) -> KernelSpec | None:
-        """The python3 kernel spec, naming the grader's provisioner (grader.kernels.provisioning)."""
-        spec = super().kernel_spec
-        if spec is not None:
+    def kernel_spec(self) -> KernelSpec:
+        """ipykernel's own spec in this interpreter, naming the grader's provisioner (grader.kernels.provisioning).
+
+        Made here, not looked up: a search of the kernel folders cost 50 ms of each self-grade (it imports IPython),
+        and could find a user's own ``python3`` spec that runs another interpreter.
+        """
+        if self._kernel_spec is None:
             name = "grader-zygote" if self.forked else "grader-sandbox"
-            spec.metadata = {**spec.metadata, "kernel_provisioner": {"provisioner_name": name}}
-        return spec
+            self._kernel_spec = KernelSpec(
+                argv=[sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"], language="python",
+                display_name="Python 3 (grader)", interrupt_mode="signal",
+                metadata={"kernel_provisioner": {"provisioner_name": name}})
+        return self._kernel_spec
 
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
         command = super().format_kernel_cmd(extra_arguments)

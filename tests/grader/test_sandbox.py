@@ -459,3 +459,16 @@ def test_the_sandbox_is_a_plain_command():
     done = subprocess.run([sys.executable, "-m", "grader.kernels.sandbox", "--parent", "1"], capture_output=True,
                           text=True)
     assert done.returncode != 0 and "usage" in done.stderr
+
+
+@pytest.mark.parametrize("zygote", ["1", "0"])
+def test_a_python3_kernel_spec_of_the_users_own_is_never_the_one_that_runs(tmp_path, monkeypatch, zygote):
+    """A student's (or an attacker's) ``kernels/python3`` on the Jupyter path runs another program."""
+    spec = tmp_path / "jupyter" / "kernels" / "python3"
+    spec.mkdir(parents=True)
+    (spec / "kernel.json").write_text(json.dumps({"argv": ["/bin/echo", "-f", "{connection_file}"],
+                                                  "display_name": "not Python", "language": "python"}))
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
+    monkeypatch.setenv("GRADER_ZYGOTE", zygote)
+    statuses, texts = run("import sys; print(sys.executable)")
+    assert statuses == ["ok"] and texts == [sys.executable + "\n"]
