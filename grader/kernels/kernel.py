@@ -25,10 +25,13 @@ from .uids import UidLease
 
 # no history database to open (nothing reads it), and none written should it be opened anyway; messages packed
 # by the standard json module whatever else is installed: with orjson (langgraph brings it in), jupyter_client
-# packs with it, and a print flood killed the kernel under its memory limit (tests/grader/test_hostile.py)
+# packs with it, and a print flood killed the kernel under its memory limit (tests/grader/test_hostile.py);
+# tracebacks without colours, which the grader removes anyway: colouring one took 11-13 ms of the kernel's time,
+# and a blank notebook raises in every test cell (2-3 ms without)
 KERNEL_ARGUMENTS = ["--HistoryManager.enabled=False", "--HistoryManager.hist_file=:memory:",
                     "--Session.packer=json", "--Session.unpacker=json",
-                    "--IPKernelApp.kernel_class=grader.kernels.ipython.GradingKernel"]
+                    "--IPKernelApp.kernel_class=grader.kernels.ipython.GradingKernel",
+                    "--InteractiveShell.colors=nocolor"]
 RESEND = 0.2  # seconds after a kernel_info reply without its idle status before another is sent
 CHECK_EVERY = 1.0  # seconds between two kernel_info requests while the kernel has not replied
 MAX_SOCKETS_PATH = 100  # an IPC socket's path (sockets + "/k-1") must fit in 107 bytes
