@@ -96,6 +96,9 @@ def cmd_batch(args: argparse.Namespace) -> int:
     print(_one_line(f"{len(graded)} graded, {len(errors)} with errors -> {Gradebook(Path(args.out)).grades}"))
     for row in errors:
         print("  " + _one_line(f"{row['submission']}: {row['error']}"))
+    skipped = Gradebook(Path(args.out)).read_skipped()
+    if skipped:
+        print(_one_line(f"{len(skipped)} file(s) skipped, not notebooks: {', '.join(skipped)}"))
     if not graded:  # every submission an error row (another lesson's, unreadable): never a silent success
         print(_one_line(f"error: nothing was graded: all {len(errors)} submission(s) are error rows"), file=sys.stderr)
         return 1

@@ -44,17 +44,20 @@ logger = logging.getLogger(__name__)
 
 
 
-def find_submissions(directory: str | Path, out: str | Path | None = None) -> list[Path]:
-    """Every ``*.ipynb`` under ``directory``, sorted: checkpoints and the output folder excepted, and no folder
-    reached through a symbolic link. A file of that name that is not a regular file is listed, to be refused."""
+def find_submissions(directory: str | Path, out: str | Path | None = None) -> tuple[list[Path], list[Path]]:
+    """Every ``*.ipynb`` under ``directory``, and every other file (skipped; hidden ones are not listed), both
+    sorted: checkpoints and the output folder excepted, and no folder reached through a symbolic link. A file named
+    ``*.ipynb`` that is not a regular file is listed, to be refused."""
     directory, resolved = Path(directory), Path(out).resolve() if out else None
-    found = []
+    found, others = [], []
     for folder, subfolders, files in os.walk(directory):  # never follows a link to a folder
         here = Path(folder)
         subfolders[:] = [name for name in subfolders if name != ".ipynb_checkpoints"
                          and not (resolved and (here / name).resolve() == resolved)]
         found += [here / name for name in files if name.endswith(".ipynb")]
-    return sorted(found)
+        others += [here / name for name in files if not name.endswith(".ipynb")
+                   and not any(part.startswith(".") for part in (here / name).relative_to(directory).parts)]
+    return sorted(found), sorted(others)
 
 
 def _read(path: str | os.PathLike[str]) -> bytes:
@@ -123,9 +126,10 @@ def _unnamed(error: str, submission: Path, root: Path) -> str:
     return text
 
 
-def _error_row(submission: Path, root: Path, error: str) -> dict[str, str]:
-    """A submission's CSV row before (or instead of) its grade: status error, every other column empty."""
-    return {**dict.fromkeys(COLUMNS, ""), "submission": str(submission.relative_to(root)),
+def _error_row(submission: Path, root: Path, error: str, source: str = "") -> dict[str, str]:
+    """A submission's CSV row before (or instead of) its grade: status error, its source if known, every other column
+    empty."""
+    return {**dict.fromkeys(COLUMNS, ""), "submission": str(submission.relative_to(root)), "source": source,
             "status": RowStatus.ERROR,
             "error": _unnamed(error, submission, root), "cached": "no"}
 
@@ -218,11 +222,14 @@ def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out
         raise InvalidSetting(f"--workers must be 1 or more, not {workers}")
     if scheduler is not None:
         check_scheduler(scheduler)
-    submissions = find_submissions(directory, out)
+    submissions, others = find_submissions(directory, out)
     if not submissions:
-        raise MissingPath(f"{directory}: no notebook (*.ipynb) to grade in it or its folders")
+        raise MissingPath(f"{directory}: no notebook (*.ipynb) to grade in it or its folders"
+                          + (f" ({len(others)} other file(s), skipped)" if others else ""))
     say = _say if progress else _quiet
-    say(f"reading {len(submissions)} notebook(s) under {directory}")
+    skipped = [str(path.relative_to(directory)) for path in others]
+    say(f"reading {len(submissions)} notebook(s) under {directory}"
+        + (f"; skipped, not notebooks: {', '.join(skipped)}" if skipped else ""))
     rows: list[dict[str, str]] = []
     tasks: list[Task] = []
     saves: list[tuple[str, str]] = []  # per task: its slug and cache key
@@ -231,6 +238,7 @@ def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out
     times: dict[str, float] = {}
     graded: list[tuple[Path, bytes, Path, str, str]] = []  # to grade: path, bytes, source, slug, cache key
     parsed: dict[Path, Any] = {}  # each source notebook, parsed once
+    only = str(source) if Path(source).is_file() else ""  # the source of a submission that cannot be read, if known
     for path in submissions:  # every input in memory, and every unusable one a row, before any student code runs
         try:
             data = _read(path)
@@ -241,14 +249,14 @@ def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out
                 parsed[matched] = parse_notebook(sources[matched], matched)
             check_submission(parsed[matched], notebook, str(path))
         except WrongLesson as error:
-            rows.append({**_error_row(path, directory, str(error)), "status": RowStatus.WRONG_LESSON})
+            rows.append({**_error_row(path, directory, str(error), only), "status": RowStatus.WRONG_LESSON})
             continue
         except GraderError as error:
-            rows.append(_error_row(path, directory, str(error)))
+            rows.append(_error_row(path, directory, str(error), only))
             continue
         except Exception as error:  # noqa: BLE001 - one submission never stops the batch
             logger.debug("reading %s failed", path, exc_info=True)
-            rows.append(_error_row(path, directory, f"grader error: {type(error).__name__}: {error}"[:500]))
+            rows.append(_error_row(path, directory, f"grader error: {type(error).__name__}: {error}"[:500], only))
             continue
         name, key = slug(path, directory), cache_key(data, sources[matched], limits)
         cached = book.cached(name, key)
@@ -289,7 +297,8 @@ def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out
         for index, result in done:
             if isinstance(result, BaseException):  # the worker process itself failed
                 path = tasks[index].submission
-                rows.append(_error_row(path, directory, f"worker failed: {type(result).__name__}: {result}"))
+                rows.append(_error_row(path, directory, f"worker failed: {type(result).__name__}: {result}",
+                                       str(tasks[index].source)))
             else:
                 written = time.perf_counter()
                 rows.append(book.save(*saves[index], result.row, result.report, result.feedback))
@@ -298,4 +307,5 @@ def batch(directory: str | os.PathLike[str], source: str | os.PathLike[str], out
                     timings[rows[-1]["submission"]] = {**result.phases, "files": time.perf_counter() - written}
     book.write_rows(rows)
     book.write_times(times)
+    book.write_skipped(skipped)
     return sorted(rows, key=lambda row: row["submission"])

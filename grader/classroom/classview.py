@@ -138,8 +138,17 @@ def expected_prints(source: str) -> frozenset[int]:
     return frozenset(prints_of(cells))
 
 
-def _assignment(saved: dict[str, Any]) -> str:
-    return Path(saved["row"].get("source", "") or "assignment").stem
+def _assignment(saved: dict[str, Any], only: str = "assignment") -> str:
+    """The assignment a submission belongs to: its source notebook's name; ``only`` when its row names none (it could
+    not be read, so its lesson is unknown: the batch's one assignment, if it has one)."""
+    source = saved["row"].get("source", "")
+    return Path(source).stem if source else only
+
+
+def _why_not(saved: dict[str, Any]) -> str:
+    """Why a submission has no grade, in one line, or "" when it was graded."""
+    row = saved["row"]
+    return "" if row.get("status") == "graded" else f"not graded ({row.get('status', 'error')}): {row.get('error', '')}"
 
 
 def _grade(saved: dict[str, Any]) -> str:
@@ -149,14 +158,21 @@ def _grade(saved: dict[str, Any]) -> str:
 
 
 def gradebooks(saved: list[dict[str, Any]]) -> tuple[str, str]:
-    """(canvas.csv, moodle.csv): one row per student, one column per assignment (the source notebook's name)."""
-    assignments = sorted({_assignment(s) for s in saved})
+    """(canvas.csv, moodle.csv): one row per student, one column per assignment (the source notebook's name); a
+    submission that could not be graded has an empty grade, and Moodle's file says why in the assignment's
+    feedback column (Canvas's import has none)."""
+    named = {_assignment(s, "") for s in saved} - {""}
+    only = next(iter(named)) if len(named) == 1 else "assignment"
+    assignments = sorted({_assignment(s, only) for s in saved})
     grades: dict[str, dict[str, str]] = {}
+    feedback: dict[str, dict[str, str]] = {}
     maxima: dict[str, str] = {}
     for entry in saved:
-        grades.setdefault(student_of(entry["row"]["submission"]), {})[_assignment(entry)] = _grade(entry)
+        student, assignment = student_of(entry["row"]["submission"]), _assignment(entry, only)
+        grades.setdefault(student, {})[assignment] = _grade(entry)
+        feedback.setdefault(student, {})[assignment] = _why_not(entry)
         if entry["row"].get("total_max") or entry["row"].get("max_score"):
-            maxima[_assignment(entry)] = entry["row"].get("total_max") or entry["row"]["max_score"]
+            maxima[assignment] = entry["row"].get("total_max") or entry["row"]["max_score"]
     canvas, moodle = io.StringIO(), io.StringIO()
     writer = csv.writer(canvas, lineterminator="\n")
     writer.writerow((*CANVAS_COLUMNS, *assignments))
@@ -165,14 +181,16 @@ def gradebooks(saved: list[dict[str, Any]]) -> tuple[str, str]:
         writer.writerow((spreadsheet_safe(student), "", "", spreadsheet_safe(student), "",
                          *(marks.get(a, "") for a in assignments)))
     writer = csv.writer(moodle, lineterminator="\n")
-    writer.writerow(("username", *assignments))
+    writer.writerow(("username", *assignments, *(f"{a} feedback" for a in assignments)))
     for student, marks in sorted(grades.items()):
-        writer.writerow((spreadsheet_safe(student), *(marks.get(a, "") for a in assignments)))
+        writer.writerow((spreadsheet_safe(student), *(marks.get(a, "") for a in assignments),
+                         *(spreadsheet_safe(feedback[student].get(a, "")) for a in assignments)))
     return canvas.getvalue(), moodle.getvalue()
 
 
 def load(out: Path) -> list[dict[str, Any]]:
-    """Every saved report of a batch (row and report), sorted by submission; one that cannot be read is skipped."""
+    """Every saved report of a batch (row and report), and the row alone of each submission grades.csv has without a
+    report (it could not be graded), sorted by submission; a report that cannot be read is skipped."""
     book = Gradebook(out)
     book.require_reports()
     saved = []
@@ -183,6 +201,11 @@ def load(out: Path) -> list[dict[str, Any]]:
             continue
         if isinstance(data, dict) and isinstance(data.get("row"), dict):
             saved.append(data)
+    reported = {s["row"].get("submission") for s in saved}
+    try:  # a submission that could not be graded has a row in grades.csv and no report: it is still a student's
+        saved += [{"row": row} for row in book.read_rows() if row["submission"] not in reported]
+    except (OSError, ValueError, csv.Error):
+        pass
     return sorted(saved, key=lambda s: s["row"].get("submission", ""))
 
 
@@ -195,6 +218,7 @@ def write_class_report(out: str | Path, threshold: float = DEFAULT_THRESHOLD) ->
     percentages = view.percentages()
     page = class_html(
         submissions=len(saved), graded=len(view.graded), errors=[s["row"] for s in saved if s not in view.graded],
+        skipped=Gradebook(out).read_skipped(),
         plot=score_plot(percentages) if percentages else "",
         median=f"{statistics.median(percentages):.0f}" if percentages else "-",
         students=view.students(), exercises=view.exercises(), tests=view.tests(), flagged=view.flagged(),

@@ -110,6 +110,21 @@ class Gradebook:
     def times(self) -> Path:
         return self.out / "times.csv"
 
+    @property
+    def skipped(self) -> Path:
+        return self.out / "skipped.txt"
+
+    def read_skipped(self) -> list[str]:
+        """The files of the submissions folder that were not notebooks (skipped.txt), one per line; [] if none."""
+        try:
+            return [line for line in self.skipped.read_text(encoding="utf-8").splitlines() if line]
+        except (OSError, UnicodeDecodeError):
+            return []
+
+    def write_skipped(self, names: list[str]) -> None:
+        """Write skipped.txt: each file of the submissions folder that is not a notebook, one per line."""
+        write_atomic(self.skipped, "".join(f"{printable(name)}\n" for name in names))
+
     def report(self, slug: str) -> Path:
         """The saved report of the submission named ``slug`` (its cache entry)."""
         return self.reports / f"{slug}.json"

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
-from fixture_submissions import RIGHT_CHARGE, with_wrong_answers
+from fixture_submissions import RIGHT_CHARGE, SOURCE, SUBMISSIONS, with_wrong_answers
 from sample_class import COPIED, class_of
 
 from grader.__main__ import main
@@ -40,7 +40,7 @@ def graded(tmp_path_factory):
 
 def test_the_class_page_has_the_plot_the_tables_and_the_flags(graded):
     page = (graded / "class.html").read_text(encoding="utf-8")
-    assert "32 of 32 submissions graded" in page
+    assert "32 submissions: 32 graded." in page
     assert re.search(r'<img id="score-plot" alt="score distribution" src="data:image/png;base64,[A-Za-z0-9+/=]{200,}"',
                      page)
     charge = re.search(r"<tr[^>]*><td>charge</td><td class=\"n\">(\d+)/32</td><td>(.*?)</td></tr>", page, re.S)
@@ -87,7 +87,8 @@ def test_the_gradebooks_have_one_row_per_student(graded):
     assert rows["full0"][-1] == "3" and rows["blank"][-1] == "0"
     with (graded / "moodle.csv").open(encoding="utf-8", newline="") as handle:
         moodle = list(csv.reader(handle))
-    assert moodle[0] == ["username", "source"] and ["const0", "3"] in moodle and len(moodle) == 33
+    assert moodle[0] == ["username", "source", "source feedback"] and ["const0", "3", ""] in moodle
+    assert len(moodle) == 33
 
 
 def test_the_report_reads_the_reports_and_runs_nothing(graded, monkeypatch):
@@ -155,3 +156,26 @@ def test_report_on_a_folder_without_reports_is_one_line(tmp_path, capsys):
     assert main(["report", str(tmp_path)]) == 2
     assert "reports does not exist: pass the --out folder of a batch" in capsys.readouterr().err
     assert not any(Path(tmp_path).iterdir())
+
+
+def test_every_student_is_in_the_gradebooks_and_the_view_even_when_not_graded(tmp_path):
+    subs = tmp_path / "subs"
+    (subs / "fede").mkdir(parents=True)
+    (subs / ".git").mkdir()
+    for name in ("correct", "malformed_json", "wrong_notebook"):
+        (subs / f"{name}.ipynb").write_bytes((SUBMISSIONS / f"{name}.ipynb").read_bytes())
+    (subs / "fede" / "tarea.pdf").write_bytes(b"%PDF-1.4")
+    (subs / ".git" / "config").write_text("[core]")
+    batch(subs, SOURCE, tmp_path / "out", workers=1, limits=Limits(cell_timeout=10), progress=False)
+    assert main(["report", str(tmp_path / "out")]) == 0
+    page = (tmp_path / "out" / "class.html").read_text(encoding="utf-8")
+    assert ("3 submissions: 1 graded, 2 could not be graded: malformed_json.ipynb, wrong_notebook.ipynb "
+            '(<a href="#errors">why</a>); 1 file(s) skipped, not notebooks: fede/tarea.pdf.') in page
+    with (tmp_path / "out" / "canvas.csv").open(encoding="utf-8", newline="") as handle:
+        canvas = {row[0]: row for row in csv.reader(handle)}
+    assert canvas["malformed_json"][-1] == "" and canvas["wrong_notebook"][-1] == "" and canvas["correct"][-1] == "5"
+    with (tmp_path / "out" / "moodle.csv").open(encoding="utf-8", newline="") as handle:
+        moodle = {row[0]: row for row in csv.reader(handle)}
+    assert moodle["username"] == ["username", "source", "source feedback"]
+    assert moodle["malformed_json"][1:] == ["", "not graded (error): not valid JSON (line 1, column 12)"]
+    assert moodle["wrong_notebook"][2].startswith("not graded (wrong-lesson): holds no cell of the source notebook")

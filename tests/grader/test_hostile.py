@@ -739,7 +739,7 @@ def test_a_submission_whose_path_is_too_long_for_a_file_name_still_has_its_row_e
     assert len(list((out / "reports").glob("*.json"))) == 2 and len(list((out / "feedback").glob("*.html"))) == 2
     from grader.__main__ import main
     assert main(["report", str(out)]) == 0
-    assert "2 of 2 submissions graded" in (out / "class.html").read_text(encoding="utf-8")
+    assert "2 submissions: 2 graded." in (out / "class.html").read_text(encoding="utf-8")
     canvas = (out / "canvas.csv").read_text(encoding="utf-8")
     assert "carpeta_carpeta_" in canvas and "\nana," in canvas
 
