@@ -14,7 +14,7 @@ from markupsafe import Markup
 from nbformat import NotebookNode
 
 from .authoring.metadata import grade_id
-from .grading.report import BY_HAND, IN_KERNEL_ES, STATUS_ES, STATUS_MARK, UNANSWERED_ES, Report, comment
+from .grading.report import IN_KERNEL_ES, STATUS_ES, STATUS_MARK, Report, comment
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -152,18 +152,23 @@ def feedback_html(report: Report, notebook: NotebookNode) -> str:
 SUMMARY_START, SUMMARY_END = '<section id="calificacion">', "</section>"
 
 
+def _capital(text: str) -> str:
+    """``text`` with its first letter upper case and nothing else changed."""
+    return text[:1].upper() + text[1:]
+
+
 def summary_html(report: Report) -> Markup:
     """The page's first section: the score, N of M tests passed, and the table (failed rows linked to their cells)."""
     rows = [{"grade_id": r.grade_id, "points": f"{r.points:g}/{r.max_points:g}", "mark": STATUS_MARK.get(r.status, ""),
              "status": r.shown_status(), "feedback": comment(r, report),
              "anchor": anchor(r.grade_id), "failed": r.status != "passed"} for r in report.exercises]
     rows += [{"grade_id": m.grade_id, "points": m.shown_points(), "mark": STATUS_MARK.get(m.status, ""),
-              "status": STATUS_ES.get(m.status, m.status), "feedback": UNANSWERED_ES if m.unanswered else BY_HAND,
+              "status": STATUS_ES.get(m.status, m.status), "feedback": m.comment(),
               "anchor": "", "failed": m.unanswered}
              for m in report.manual]
     passed = sum(r.status == "passed" for r in report.exercises)
     return Markup(template("summary.html.j2").render(
-        title=Path(report.submission).name, rows=rows, score=f"{report.score:g}/{report.max_score:g}", passed=passed,
+        title=Path(report.submission).name, rows=rows, headline=_capital(report.headline()), passed=passed,
         total=len(report.exercises), failed=[row for row in rows if row["failed"]],
         in_kernel=IN_KERNEL_ES if report.in_kernel else ""))
 

@@ -35,6 +35,7 @@ STATUS_ES = {"passed": "superado", "failed": "fallido", "timeout": "tiempo agota
              "not-run": "no ejecutado", "pending": "pendiente", "graded": "calificado", "unanswered": "sin responder"}
 """Each status as the student reads it on the feedback page (the table and the JSON keep the English word)."""
 BY_HAND = "se califica a mano"
+BY_HAND_DONE = "calificado a mano por el profesor"
 IN_KERNEL_MARK = "*"
 IN_KERNEL_ES = ("* veredicto decidido en el kernel del estudiante (test escrito con assert, como en nbgrader): "
                 "un estudiante decidido podría falsearlo")
@@ -95,6 +96,12 @@ class ManualResult:
     def shown_points(self) -> str:
         return f"{'-' if self.points is None else format(self.points, 'g')}/{self.max_points:g}"
 
+    def comment(self) -> str:
+        """What its row says, in Spanish: unanswered, graded by hand, or still to be graded by hand."""
+        if self.unanswered:
+            return UNANSWERED_ES
+        return BY_HAND if self.points is None else BY_HAND_DONE
+
 
 @dataclass
 class Report:
@@ -133,6 +140,19 @@ class Report:
     def manual_max(self) -> float:
         return sum(m.max_points for m in self.manual)
 
+    def headline(self) -> str:
+        """The score as the student reads it first, in Spanish: the total once every mark by hand is in, else the
+        autograded points and the points still to be marked by hand."""
+        auto = f"{self.score:g}/{self.max_score:g}"
+        if not self.manual:
+            return f"puntuación: {auto}"
+        if self.manual_pending:
+            pending = sum(m.max_points for m in self.manual_pending)
+            return f"puntuación: {auto} automática; faltan {pending:g} punto(s) por calificar a mano"
+        by_hand = sum(m.points or 0.0 for m in self.manual)
+        return (f"puntuación: {self.score + by_hand:g}/{self.max_score + self.manual_max:g} "
+                f"(automática {auto}, a mano {by_hand:g}/{self.manual_max:g})")
+
     def to_dict(self) -> dict[str, Any]:
         """Everything in the report as plain data (the --json format); manual cells apart from the auto score."""
         data = asdict(self)
@@ -165,13 +185,12 @@ class Report:
         No control character reaches the terminal."""
         rows = [(printable(r.grade_id), f"{r.points:g}/{r.max_points:g}", r.shown_status(),
                  printable(comment(r, self))) for r in self.exercises]
-        rows += [(m.grade_id, m.shown_points(), STATUS_ES[m.status], UNANSWERED_ES if m.unanswered else BY_HAND)
-                 for m in self.manual]
+        rows += [(m.grade_id, m.shown_points(), STATUS_ES[m.status], m.comment()) for m in self.manual]
         header = ("test", "puntos", "estado", "comentario")
         widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(3)]
         lines = ["  ".join(str(cell).ljust(width) for cell, width in zip(row[:3], widths, strict=True))
                  + "  " + row[3] for row in [header, *rows]]
-        lines.append(f"puntuación: {self.score:g}/{self.max_score:g}")
+        lines.append(self.headline())
         if self.in_kernel:
             lines.append(printable(f"{IN_KERNEL_ES}: {', '.join(self.in_kernel)}"))
         if self.manual_pending:

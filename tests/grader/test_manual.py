@@ -235,7 +235,10 @@ def test_import_merges_marks_without_running_anything(graded, tmp_path, monkeypa
     assert saved["report"]["manual"][0]["points"] == 2.5 and saved["report"]["manual"][0]["status"] == "graded"
     assert saved["report"]["score"] == 2 and saved["report"]["manual_pending"] == []
     page = (out / "feedback" / "ana.html").read_text(encoding="utf-8")  # the page says the mark now
-    assert "2.5/3" in page and "pendiente" not in page and "calificado" in page
+    assert "2.5/3" in page and "pendiente" not in page and "calificado a mano por el profesor" in page
+    assert "<strong>Puntuación: 4.5/5 (automática 2/2, a mano 2.5/3)</strong>" in page  # the total, as grades.csv
+    assert "<strong>Puntuación: 2/2 automática; faltan 3 punto(s) por calificar a mano</strong>" in (
+        out / "feedback" / "bob.html").read_text(encoding="utf-8")
     assert page.count("&lt;b&gt;x&lt;/b&gt;") == (root / "out" / "feedback" / "ana.html").read_text(
         encoding="utf-8").count("&lt;b&gt;x&lt;/b&gt;") > 0  # the cells as they were, the answer still escaped
     assert "pendiente" in (out / "feedback" / "bob.html").read_text(encoding="utf-8")
