@@ -15,6 +15,7 @@ import csv
 import io
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -53,10 +54,12 @@ def _marks(scores: Path, reports: dict[str, tuple[Path, dict[str, Any]]], book: 
            ) -> tuple[dict[tuple[str, str], float], list[str]]:
     """The marks of every good line, and one problem per bad line (a bad line never stops the others)."""
     with scores.open(encoding="utf-8-sig", newline="") as handle:  # a spreadsheet may write a BOM
-        reader = csv.DictReader(handle)
+        text = handle.read()
+        reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=_separator(text.partition("\n")[0]))
         missing = [c for c in NEEDED if c not in (reader.fieldnames or [])]
         if missing:
-            raise BadMarks(f"{scores}: missing column(s) {', '.join(missing)}; expected {','.join(NEEDED)}")
+            raise BadMarks(f"{scores}: missing column(s) {', '.join(missing)}; expected {','.join(NEEDED)} "
+                           "(separated by commas, or by semicolons as a Spanish-locale spreadsheet saves them)")
         names = _names(reports)
         marks: dict[tuple[str, str], float] = {}
         problems: list[str] = []
@@ -73,6 +76,21 @@ def _marks(scores: Path, reports: dict[str, tuple[Path, dict[str, Any]]], book: 
     return marks, problems
 
 
+def _separator(header: str) -> str:
+    """The scores file's column separator, read from its header: a comma, or the semicolon (or tab) that a
+    spreadsheet in a locale whose decimal mark is a comma (Spanish, for one) writes instead."""
+    counts = {separator: header.count(separator) for separator in (",", ";", "\t")}
+    return max(counts, key=lambda separator: counts[separator]) if any(counts.values()) else ","
+
+
+def _number(text: str) -> float:
+    """A mark as written: ``2.5``, or ``2,5`` with a decimal comma; ValueError for anything else."""
+    text = text.strip()
+    if re.fullmatch(r"[+-]?\d+,\d+", text):
+        text = text.replace(",", ".")
+    return float(text)
+
+
 def _mark(record: dict[str, Any], names: dict[str, str], reports: dict[str, tuple[Path, dict[str, Any]]],
           book: Gradebook) -> tuple[tuple[str, str], float]:
     """One line's (submission, grade_id) and points; BadMarks says why the line is refused."""
@@ -86,7 +104,7 @@ def _mark(record: dict[str, Any], names: dict[str, str], reports: dict[str, tupl
         raise BadMarks(f"{submission} has no manually graded cell {gid!r} (it has: {', '.join(cells) or 'none'})")
     points = record.get("points") or ""
     try:
-        value = float(points.strip())
+        value = _number(points)
     except ValueError:
         raise BadMarks(f"points {points!r} is not a number") from None
     top = cells[gid]["max_points"]

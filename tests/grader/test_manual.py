@@ -166,6 +166,22 @@ def test_a_bad_line_is_refused_alone_and_named(graded, tmp_path, capsys, line, m
     assert rows["bob.ipynb"]["manual_pending"] == "explain:3"  # still pending
 
 
+def test_a_spanish_locale_spreadsheets_file_is_read_and_its_bad_lines_all_named(graded, tmp_path, capsys):
+    """Saved by a spreadsheet whose decimal mark is a comma: semicolons between columns, 2,5 for two and a half."""
+    root, _ = graded
+    out = tmp_path / "out"
+    shutil.copytree(root / "out", out)
+    scores = tmp_path / "notas.csv"
+    scores.write_bytes(b"\xef\xbb\xbfsubmission;grade_id;points\r\nana.ipynb;explain;2,5\r\n"
+                       b"bob.ipynb;explain;3,5\r\nblank.ipynb;explain;uno\r\n")
+    assert main(["manual", "import", str(scores), "--out", str(out)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and "line 3: explain takes between 0 and 3 points, got 3,5" in err[0], err
+    assert "line 4: points 'uno' is not a number" in err[1]
+    rows = rows_of(out / "grades.csv")
+    assert (rows["ana.ipynb"]["manual_score"], rows["ana.ipynb"]["total_score"]) == ("2.5", "4.5")
+
+
 def test_nothing_is_written_when_every_line_is_bad(graded, tmp_path, capsys):
     root, _ = graded
     before = {p: p.read_bytes() for p in (root / "out").rglob("*") if p.is_file()}
