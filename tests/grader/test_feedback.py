@@ -1,0 +1,75 @@
+"""What a student reads: an answer cell's error at the line of their own cell, in Spanish everywhere, on a page
+that opens from a ``file://`` URL and wraps its long lines."""
+
+import json
+
+import pytest
+from fixture_submissions import SOURCE, submission
+
+from grader.authoring.notebooks import read_notebook
+from grader.grading.pipeline import grade_notebooks
+from grader.grading.report import Report, TestResult
+from grader.grading.tracebacks import in_your_cell
+from grader.messages import Say, say
+from grader.pages import feedback_html
+
+SYNTAX_ON_LINE_3 = "def charge(price_cents):\n    half = price_cents // 2\n    return half +\n"
+IPYTHON_TRACEBACK = ["  Cell In[3], line 3\n    return half +\n                 ^\nSyntaxError: invalid syntax\n"]
+
+
+def test_a_syntax_error_is_placed_at_the_line_of_the_students_own_cell():
+    """The kernel's name for the cell (``<ipython-input-3-ab5...>``) is never what the student reads."""
+    found = in_your_cell("SyntaxError", "invalid syntax (<ipython-input-3-ab525e3df8e1>, line 3)", IPYTHON_TRACEBACK,
+                         SYNTAX_ON_LINE_3.splitlines(), "charge")
+    assert found is not None
+    assert found.spanish() == "SyntaxError: invalid syntax (línea 3 de tu celda charge: return half +)"
+    assert found.english() == "SyntaxError: invalid syntax (line 3 of your cell charge: return half +)"
+    past_the_end = in_your_cell("SyntaxError", "incomplete input (<ipython-input-3-ab525e3df8e1>, line 9)", [],
+                                ["def charge(price_cents):"], "charge")
+    assert past_the_end is not None
+    assert past_the_end.spanish() == "SyntaxError: incomplete input (línea 9 de tu celda charge)"
+
+
+def test_a_message_within_a_message_renders_in_one_language_and_round_trips_through_a_saved_report():
+    inner = say(Say.IN_YOUR_CELL_LINE, error="SyntaxError: invalid syntax", line=3, cell="charge")
+    outer = say(Say.AFTER_YOUR_CELL, cell="charge", error=inner)
+    assert outer.spanish() == ("no se pudo ejecutar: tu celda charge falló antes de este test: "
+                               "SyntaxError: invalid syntax (línea 3 de tu celda charge)")
+    report = Report("a.ipynb", "s.ipynb", exercises=[TestResult("test_charge", 0, 2, "failed", outer.english(), outer,
+                                                                "charge")],
+                    notes=[say(Say.VISIBLE_ONLY)])
+    again = Report.from_dict(json.loads(report.to_json()))
+    assert again == report
+    assert "nota: calificado solo con los tests visibles" in again.table()
+    assert json.loads(report.to_json())["notes"] == [say(Say.VISIBLE_ONLY).english()]  # the instructor's JSON
+
+
+def test_the_table_notes_are_spanish():
+    """Measured before: ``nota: graded on the visible tests only (...)`` and ``nota: solution cell ... was deleted``."""
+    report = Report("a.ipynb", "s.ipynb", notes=[say(Say.VISIBLE_ONLY), say(Say.STUB_GRADED, cell="charge")])
+    notes = [line for line in report.table().splitlines() if line.startswith("nota: ")]
+    assert notes == ["nota: calificado solo con los tests visibles (la versión del curso para estudiantes no trae "
+                     "soluciones ni tests ocultos)",
+                     "nota: la celda de respuesta charge se borró; se calificó la plantilla vacía"]
+
+
+@pytest.mark.slow
+def test_a_syntax_error_in_an_answer_is_reported_the_same_way_in_the_table_the_json_and_the_page():
+    """Measured before: the table said ``(<ipython-input-3-ab5...>, line 3)``, the JSON and the page's test cells
+    ``NameError: name 'charge' is not defined``, and the page's answer cell the kernel's name for it."""
+    report, notebook = grade_notebooks(read_notebook(SOURCE), submission(charge=SYNTAX_ON_LINE_3),
+                                       names=("source.ipynb", "alice.ipynb"))
+    said = "SyntaxError: invalid syntax (línea 3 de tu celda charge: return half +)"
+    table, data, page = report.table(), json.loads(report.to_json()), feedback_html(report, notebook)
+    row = next(line for line in table.splitlines() if line.startswith("test_charge "))
+    assert row.endswith(f"no se pudo ejecutar: tu celda charge falló antes de este test: {said}")
+    test = next(r for r in data["exercises"] if r["grade_id"] == "test_charge")
+    assert test["status"] == "failed" and test["points"] == 0
+    assert test["message"]["say"] == "after-your-cell"
+    assert test["feedback"] == ("could not run: your cell charge failed before this test: "
+                                "SyntaxError: invalid syntax (line 3 of your cell charge: return half +)")
+    assert data["solution_errors"][0]["error"] == ("SyntaxError: invalid syntax "
+                                                   "(line 3 of your cell charge: return half +)")
+    assert page.count(said.replace("'", "&#39;")) == 3  # the table's row, the answer cell's output, the test's line
+    for text in (table, json.dumps(data), page):
+        assert "ipython-input" not in text and "NameError" not in text
