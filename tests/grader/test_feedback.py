@@ -1,7 +1,10 @@
 """What a student reads: an answer cell's error at the line of their own cell, in Spanish everywhere, on a page
 that opens from a ``file://`` URL and wraps its long lines."""
 
+import argparse
 import json
+import re
+from pathlib import Path
 
 import pytest
 from fixture_submissions import SOURCE, submission
@@ -13,6 +16,7 @@ from grader.grading.tracebacks import in_your_cell
 from grader.messages import Say, say
 from grader.pages import feedback_html
 
+ROOT = Path(__file__).resolve().parents[2]
 SYNTAX_ON_LINE_3 = "def charge(price_cents):\n    half = price_cents // 2\n    return half +\n"
 IPYTHON_TRACEBACK = ["  Cell In[3], line 3\n    return half +\n                 ^\nSyntaxError: invalid syntax\n"]
 
@@ -73,3 +77,41 @@ def test_a_syntax_error_in_an_answer_is_reported_the_same_way_in_the_table_the_j
     assert page.count(said.replace("'", "&#39;")) == 3  # the table's row, the answer cell's output, the test's line
     for text in (table, json.dumps(data), page):
         assert "ipython-input" not in text and "NameError" not in text
+
+
+ENGLISH_WORDS = re.compile(r"\b(the|and|your|is|are|with|of|to|here|write|grade one|default)\b", re.IGNORECASE)
+
+
+def _prose(text: str) -> str:
+    """``text`` without its code: fenced blocks, inline code, and the command lines argparse writes."""
+    text = re.sub(r"```.*?```", "", text, flags=re.DOTALL)
+    return re.sub(r"`[^`]*`", "", text)
+
+
+def test_the_help_a_student_reads_is_spanish_and_plain_text():
+    """Measured before: ``grader --help`` opened with the module's docstring, reStructuredText backticks and all,
+    and ``grader grade --help`` was English."""
+    from grader.__main__ import parser
+
+    top = parser()
+    grade = next(action for action in top._actions if isinstance(action, argparse._SubParsersAction)).choices["grade"]
+    for help_text in (top.format_help(), grade.format_help()):
+        assert "``" not in help_text and "uso: python -m grader" in help_text
+    student_lines = [line for line in top.format_help().splitlines()
+                     if not line.startswith(("    generate", "    batch", "    store-outputs", "    manual",
+                                             "    report", "    release", "    convert", "    check", "  {", "uso",
+                                             "          ", "                        "))]
+    assert ENGLISH_WORDS.findall("\n".join(student_lines)) == []
+    assert ENGLISH_WORDS.findall(re.sub(r"--?[a-z-]+|[A-Z_]{3,}", "", grade.format_help())) == []
+    assert "grader grade NOTEBOOK" in top.format_help() and "--feedback PAGINA" in grade.format_help()
+
+
+def test_the_student_release_readme_is_spanish(tmp_path):
+    """Measured before: the release's README.md was English ("A Jupyter course on agent handoffs...")."""
+    from grader.authoring.release import release
+
+    out = release(ROOT, tmp_path / "course")
+    readme = (out / "README.md").read_text(encoding="utf-8")
+    assert readme.startswith("# Handoffs y transferencia de contexto: versión para estudiantes")
+    assert ENGLISH_WORDS.findall(_prose(readme)) == []
+    assert ".venv/bin/grader grade work/exercises/" in readme
