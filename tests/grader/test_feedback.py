@@ -4,6 +4,7 @@ that opens from a ``file://`` URL and wraps its long lines."""
 import argparse
 import json
 import re
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -115,3 +116,75 @@ def test_the_student_release_readme_is_spanish(tmp_path):
     assert readme.startswith("# Handoffs y transferencia de contexto: versión para estudiantes")
     assert ENGLISH_WORDS.findall(_prose(readme)) == []
     assert ".venv/bin/grader grade work/exercises/" in readme
+
+
+def _slug(path: str) -> str:
+    from grader.classroom.gradebook import slug
+
+    return slug(Path("/class") / path, Path("/class"))
+
+
+def _read_back(name: str) -> str:
+    """A slug's path: the inverse of its encoding, to show that two paths never share a name."""
+    out, at = bytearray(), 0
+    while at < len(name):
+        if name[at] == "+":
+            out.append(int(name[at + 1:at + 3], 16))
+            at += 3
+        else:
+            out += ("/" if name[at] == "~" else name[at]).encode()
+            at += 1
+    return out.decode()
+
+
+def test_a_feedback_page_name_opens_from_a_file_url_as_it_is_named():
+    """Measured before: ``ana/05_the_contract`` gave ``ana%2F05_the_contract.html``, which a browser reads as
+    ``ana/05_the_contract.html`` (a folder): the page opened only as ``%252F``."""
+    from grader.classroom.gradebook import MAX_SLUG
+
+    paths = ["ana/05_the_contract", "ana__05_the_contract", "ana~05_the_contract", "ana+7E05_the_contract",
+             "ana%2F05_the_contract", "josé maría/05", "a#b?c", "Ω/../x", "grupo 1/ana/05_the_contract"]
+    names = [_slug(f"{path}.ipynb") for path in paths]
+    assert names[0] == "ana~05_the_contract" and names[5] == "josé+20maría~05"
+    assert len(set(names)) == len(names) and [_read_back(name) for name in names] == paths
+    for name in names:  # what a browser does with file:///.../NAME.html: percent-decode it, cut at # and ?
+        page = f"{name}.html"
+        assert urllib.parse.unquote(page) == page and not set("%#?/\\") & set(page)
+    long = [_slug(f"{'ñ' * 150}/{tail}.ipynb") for tail in ("a", "b")]
+    assert long[0] != long[1] and all(len(n.encode()) <= MAX_SLUG and "%" not in n for n in long)
+
+
+@pytest.mark.slow
+def test_a_feedback_page_of_a_submission_in_a_subfolder_opens_from_its_typed_file_url_and_wraps(tmp_path):
+    """Measured before: ``file:///.../feedback/ana%2F05_the_contract.html`` was not found (the browser read ``%2F``
+    as ``/``), and a long result line ran off the right of the page, "se esperaba 6000, se obtuvo 1" with it."""
+    import shutil
+
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("no Chromium on PATH")
+    from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+    line = ("fallido (0/1): AssertionError: el precio de la reserva de prueba con todos los extras del "
+            "catálogo aplicados uno detrás de otro: se esperaba 6000, se obtuvo 1")
+    cell = new_code_cell("assert_same(price(), 6000)", outputs=[new_output("stream", name="stdout", text=line)])
+    cell.metadata["nbgrader"] = {"grade_id": "test_price", "grade": True, "points": 1}
+    report = Report("ana/05_the_contract.ipynb", "s.ipynb",
+                    exercises=[TestResult("test_price", 0, 1, "failed", line.split(": ", 1)[1])])
+    page_path = tmp_path / "feedback" / f"{_slug('ana/05_the_contract.ipynb')}.html"
+    page_path.parent.mkdir()
+    page_path.write_text(feedback_html(report, new_notebook(cells=[cell])), encoding="utf-8")
+    with playwright_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 700, "height": 900})
+            page.goto(f"file://{page_path}")  # as a student types it, or a terminal prints it: nothing escaped
+            assert page.title() == "Retroalimentación: 05_the_contract.ipynb"
+            assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+            for selector in ("pre.out", "td"):
+                assert page.locator(selector).evaluate_all("nodes => nodes.every(n => n.scrollWidth <= n.clientWidth)")
+            end = page.get_by_text("se obtuvo 1").last.bounding_box()
+            assert end is not None and end["x"] + end["width"] <= 700
+        finally:
+            browser.close()
