@@ -88,8 +88,10 @@ def cmd_release(args: argparse.Namespace) -> int:
 def cmd_batch(args: argparse.Namespace) -> int:
     from .classroom.batch import batch
     from .classroom.gradebook import Gradebook
+    from .course_config import course_root
 
-    rows = batch(args.directory, args.source, args.out, workers=args.workers, limits=_limits(args),
+    source = args.source or course_root() / SOLUTIONS  # as grade finds it: the installed course's, from any folder
+    rows = batch(args.directory, source, args.out, workers=args.workers, limits=_limits(args),
                  scheduler=args.scheduler)
     graded = [r for r in rows if r["status"] == "graded"]
     errors = [r for r in rows if r["status"] != "graded"]
@@ -235,7 +237,8 @@ def parser() -> argparse.ArgumentParser:
 
     p = with_limits(sub.add_parser("batch", help="grade a folder of submissions in parallel"))
     p.add_argument("directory")
-    p.add_argument("--source", required=True, help="a solution notebook or a folder of them")
+    p.add_argument("--source", help="a solution notebook or a folder of them (default: the installed course's "
+                                    "solutions/, from any folder; each submission matched as grade matches it)")
     p.add_argument("--out", required=True, help="folder for grades.csv, reports/ and feedback/")
     p.add_argument("--workers", type=int, help="parallel workers (default: one per core)")
     p.add_argument("--scheduler", help="grade on a Dask cluster: tcp://HOST:PORT, or local:N to start N local workers "

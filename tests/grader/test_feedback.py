@@ -188,3 +188,24 @@ def test_a_feedback_page_of_a_submission_in_a_subfolder_opens_from_its_typed_fil
             assert end is not None and end["x"] + end["width"] <= 700
         finally:
             browser.close()
+
+
+@pytest.mark.slow
+def test_batch_without_source_finds_each_lesson_in_the_installed_course_from_any_folder(tmp_path):
+    """Measured before: ``grader batch subs --out out`` stopped at "the following arguments are required: --source",
+    and ``--source solutions/`` works only from the course's own folder."""
+    import csv
+    import shutil
+    import subprocess
+    import sys
+
+    (tmp_path / "subs" / "ana").mkdir(parents=True)
+    shutil.copy(ROOT / "student" / "01_handoff_vs_router.ipynb", tmp_path / "subs" / "ana")
+    done = subprocess.run([sys.executable, "-m", "grader", "batch", "subs", "--out", "out", "--workers", "1",
+                           "--timeout", "20"], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    with open(tmp_path / "out" / "grades.csv", encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [(r["submission"], r["source"], r["status"], r["score"]) for r in rows] == [
+        ("ana/01_handoff_vs_router.ipynb", str(ROOT / "solutions" / "01_handoff_vs_router.ipynb"), "graded", "0")]
+    assert (tmp_path / "out" / "feedback" / "ana~01_handoff_vs_router.html").is_file()
