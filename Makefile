@@ -72,7 +72,7 @@ endif
 ifeq ($(wildcard tests),)
 # a student release (grader release) has no test suite
 test test-fast:
-	@echo "a student release has no test suite; grade your work with: .venv/bin/grader grade FILE"
+	@echo "la versión para estudiantes no trae tests del curso; califica tu trabajo con: .venv/bin/grader grade NOTEBOOK"
 else
 test: setup $(DEV) $(DOCLINT)
 	$(BIN)/ruff check .

@@ -88,8 +88,10 @@ def cmd_release(args: argparse.Namespace) -> int:
 def cmd_batch(args: argparse.Namespace) -> int:
     from .classroom.batch import batch
     from .classroom.gradebook import Gradebook
+    from .course_config import course_root
 
-    rows = batch(args.directory, args.source, args.out, workers=args.workers, limits=_limits(args),
+    source = args.source or course_root() / SOLUTIONS  # as grade finds it: the installed course's, from any folder
+    rows = batch(args.directory, source, args.out, workers=args.workers, limits=_limits(args),
                  scheduler=args.scheduler)
     graded = [r for r in rows if r["status"] == "graded"]
     errors = [r for r in rows if r["status"] != "graded"]
@@ -176,20 +178,43 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def parser() -> argparse.ArgumentParser:
-    """The argument parser for every subcommand."""
-    top = argparse.ArgumentParser(prog="python -m grader", description=__doc__)
-    top.add_argument("-v", "--verbose", action="store_true", help="log what the grader does, with tracebacks")
-    sub = top.add_subparsers(dest="command", required=True)
+class SpanishHelp(argparse.HelpFormatter):
+    """argparse's help in Spanish where it writes its own words (usage), for the commands a student runs."""
 
-    def with_limits(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    def add_usage(self, usage: str | None, actions: Any, groups: Any, prefix: str | None = None) -> None:
+        super().add_usage(usage, actions, groups, "uso: " if prefix is None else prefix)
+
+
+def _in_spanish(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """A parser whose own words (usage, section titles, -h) are Spanish: its arguments' help is the caller's."""
+    p.formatter_class = SpanishHelp
+    p._positionals.title, p._optionals.title = "argumentos", "opciones"
+    p.add_argument("-h", "--help", action="help", help="muestra esta ayuda y termina")
+    return p
+
+
+STUDENT_HELP = ("Califica notebooks del curso. Para estudiantes: grader grade NOTEBOOK (tu tabla de tests y tu "
+                "puntuación; grader grade -h para sus opciones). Las demás órdenes son del profesor y su ayuda "
+                "está en inglés.")
+
+
+def parser() -> argparse.ArgumentParser:
+    """The argument parser for every subcommand: Spanish where a student reads it (the top and ``grade``), English
+    for the instructor's commands."""
+    top = _in_spanish(argparse.ArgumentParser(prog="python -m grader", description=STUDENT_HELP, add_help=False))
+    top.add_argument("-v", "--verbose", action="store_true",
+                     help="explica lo que hace el grader, con los tracebacks")
+    sub = top.add_subparsers(dest="command", required=True, title="órdenes")
+
+    def with_limits(p: argparse.ArgumentParser, spanish: bool = False) -> argparse.ArgumentParser:
         for f in dataclasses.fields(Limits):  # one flag per limit, its default the field's
             unit = f.metadata.get("unit", 1)
             default = getattr(DEFAULT_LIMITS, f.name) / unit if unit != 1 else getattr(DEFAULT_LIMITS, f.name)
             flag = f.metadata["flag"]
+            text = (f"{f.metadata['ayuda']} (por defecto {default:g})" if spanish
+                    else f"{f.metadata['help']} (default {default:g})")
             p.add_argument(flag, dest=f.name, metavar=flag.lstrip("-").upper().replace("-", "_"), default=default,
-                           type=float if unit != 1 or isinstance(default, float) else int,
-                           help=f"{f.metadata['help']} (default {default:g})")
+                           type=float if unit != 1 or isinstance(default, float) else int, help=text)
         return p
 
     p = sub.add_parser("generate", help="write student/ from solutions/")
@@ -199,17 +224,24 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="overwrite student notebooks edited since generate wrote them")
     p.set_defaults(run=cmd_generate)
 
-    p = with_limits(sub.add_parser("grade", help="grade one submission"))
-    p.add_argument("submission")
-    p.add_argument("--source", help="solution notebook (default: the match in --solutions, by name, else by its cells)")
-    p.add_argument("--solutions", help="folder of solutions (default: the installed course's, from any folder)")
-    p.add_argument("--json", help="write the report as JSON here")
-    p.add_argument("--feedback", help="write HTML feedback here")
+    p = _in_spanish(sub.add_parser(
+        "grade", add_help=False, help="califica un notebook (para estudiantes y profesores)",
+        description="Califica un notebook: lo corre de arriba abajo en un kernel nuevo, con las celdas de test "
+                    "del curso, e imprime la tabla de tests y la puntuación."))
+    p = with_limits(p, spanish=True)
+    p.add_argument("submission", metavar="NOTEBOOK", help="el notebook que se califica")
+    p.add_argument("--source", metavar="SOLUCION", help="el notebook de la solución (por defecto: el de --solutions "
+                                                        "con el mismo nombre, si no el que comparte sus celdas)")
+    p.add_argument("--solutions", metavar="CARPETA", help="carpeta de soluciones (por defecto: la del curso "
+                                                          "instalado, desde cualquier carpeta)")
+    p.add_argument("--json", metavar="ARCHIVO", help="escribe aquí el informe en JSON")
+    p.add_argument("--feedback", metavar="PAGINA", help="escribe aquí la página de resultados (HTML)")
     p.set_defaults(run=cmd_grade)
 
     p = with_limits(sub.add_parser("batch", help="grade a folder of submissions in parallel"))
     p.add_argument("directory")
-    p.add_argument("--source", required=True, help="a solution notebook or a folder of them")
+    p.add_argument("--source", help="a solution notebook or a folder of them (default: the installed course's "
+                                    "solutions/, from any folder; each submission matched as grade matches it)")
     p.add_argument("--out", required=True, help="folder for grades.csv, reports/ and feedback/")
     p.add_argument("--workers", type=int, help="parallel workers (default: one per core)")
     p.add_argument("--scheduler", help="grade on a Dask cluster: tcp://HOST:PORT, or local:N to start N local workers "

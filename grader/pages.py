@@ -22,8 +22,9 @@ if TYPE_CHECKING:
 PAGE_STYLE = Markup("""
 body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; }
 table { border-collapse: collapse; } td, th { border: 1px solid #ccc; padding: .3rem .6rem; text-align: left; }
+td { overflow-wrap: anywhere; }
 pre { background: #f6f6f6; padding: .5rem; overflow-x: auto; }
-pre.out { background: #fff; border-left: 3px solid #ddd; }
+pre.out { background: #fff; border-left: 3px solid #ddd; white-space: pre-wrap; overflow-wrap: anywhere; }
 pre.err { color: #a00; } .cell { margin: 1rem 0; }
 tr.fallo { background: #fde8e8; font-weight: bold; } div.fallo { border-left: 4px solid #c00; padding-left: .5rem; }
 p.con-fallos { color: #a00; } :target { outline: 2px solid #c00; }

@@ -25,23 +25,25 @@ RELEASED = (GUIDED, STUDENT, "shared", "grader", "jupyter", "schemas", "lab.py",
             "pyproject.toml", ".gitignore")
 SKIPPED = shutil.ignore_patterns("__pycache__", "*.egg-info", "*.pyc", ".ipynb_checkpoints")
 SOLUTION_BEGIN = MARKERS["solution"][0]
-README = """# Handoffs y transferencia de contexto: student release
+README = """# Handoffs y transferencia de contexto: versión para estudiantes
 
-A Jupyter course on agent handoffs and context transfer. The lessons are in Spanish.
+Un curso en Jupyter sobre handoffs entre agentes y transferencia de contexto. Las lecciones están en
+español; el código, en inglés.
 
 ```sh
-make course    # set up, copy the notebooks into work/, and open the course in JupyterLab
+make course    # prepara el entorno, copia los notebooks en work/ y abre el curso en JupyterLab
 ```
 
-Work in `work/exercises/` (the exercises) and `work/guided/` (the walkthroughs). To grade
-yourself on the visible tests, as often as you like:
+Trabaja en `work/exercises/` (los ejercicios) y en `work/guided/` (las lecciones guiadas). Para
+calificarte con los tests visibles, tantas veces como quieras:
 
 ```sh
 .venv/bin/grader grade work/exercises/03_handoff_pseudo_tool.ipynb
+.venv/bin/grader grade work/exercises/03_handoff_pseudo_tool.ipynb --feedback informe.html   # y la página
 ```
 
-This release holds no solutions and no hidden tests: your instructor's grade also runs hidden
-tests, so a full score here is a good sign, not a promise.
+Esta versión no trae soluciones ni tests ocultos: la nota de tu profesor también pasa los tests
+ocultos, así que una puntuación completa aquí es una buena señal, no una promesa.
 """
 
 

@@ -12,7 +12,6 @@ import enum
 import hashlib
 import io
 import json
-import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,8 @@ verdict the student's kernel decided (a student can forge it); the manual_* colu
 (``manual_pending`` lists ``grade_id:points`` still to grade); total_* is filled once nothing is pending."""
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
-MAX_SLUG = 200  # characters of a report's file name before .json (a file name holds 255 bytes, with room for the
+SLUG_KEPT = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+MAX_SLUG = 200  # bytes of a report's file name before .json (a file name holds 255 bytes, with room for the
 # temporary name a write goes through)
 
 
@@ -57,15 +57,28 @@ def cache_key(submission: bytes, source: bytes, limits: Limits) -> str:
     return digest.hexdigest()
 
 
+def _slug_char(ch: str) -> str:
+    if ch in SLUG_KEPT or (ch.isalnum() and not ch.isascii()):
+        return ch
+    return "~" if ch == "/" else "".join(f"+{byte:02X}" for byte in ch.encode("utf-8", "surrogatepass"))
+
+
 def slug(submission: Path, root: Path) -> str:
-    """The file name of a submission's report and page: its path under the folder, percent-encoded (``/`` is
-    ``%2F``), so two submissions never share one and each name reads back as its path. A path too long for a
-    file name (``MAX_SLUG``) keeps its beginning and ends with a hash of the whole path; the report holds the
-    path itself."""
-    name = urllib.parse.quote(submission.relative_to(root).with_suffix("").as_posix(), safe="")
-    if len(name) <= MAX_SLUG:
+    """The file name of a submission's report and page: its path under the folder, ``/`` written ``~``
+    (``ana/05_x`` is ``ana~05_x``), a letter, digit, ``.``, ``_`` or ``-`` as it is and any other character as
+    ``+`` and the hex of its UTF-8 bytes. So two submissions never share one, each name reads back as its path,
+    and it has no ``%``, ``#`` or ``?``: typed after ``file://``, it opens as it is (a browser decodes ``%2F``).
+    A path too long for a file name (``MAX_SLUG`` bytes) keeps its beginning and ends with ``=`` and a hash of
+    the whole path; the report holds the path itself."""
+    name = "".join(_slug_char(ch) for ch in submission.relative_to(root).with_suffix("").as_posix())
+    if len(name.encode("utf-8")) <= MAX_SLUG:
         return name
-    return f"{name[:MAX_SLUG - 17]}~{hashlib.sha256(name.encode()).hexdigest()[:16]}"
+    kept = ""
+    for ch in name:
+        if len((kept + ch).encode("utf-8")) > MAX_SLUG - 17:
+            break
+        kept += ch
+    return f"{kept}={hashlib.sha256(name.encode('utf-8')).hexdigest()[:16]}"
 
 
 def manual_columns(report: dict[str, Any]) -> dict[str, str]:

@@ -18,6 +18,7 @@ from typing import Any
 from nbformat import NotebookNode
 
 from ..authoring.metadata import grade_id, is_protected, is_solution, is_solution_only, nbgrader, tags
+from ..messages import Message, Say, say
 
 COMPARED_METADATA = ("grade", "solution", "locked", "points", "grade_id")
 
@@ -29,7 +30,7 @@ class Assembly:
     notebook: NotebookNode
     positions: dict[str, int] = field(default_factory=dict)           # grade_id -> index in notebook
     tampered: list[dict[str, str]] = field(default_factory=list)      # {"grade_id", "problem"}
-    notes: list[str] = field(default_factory=list)
+    notes: list[Message] = field(default_factory=list)
 
 
 def _plain(cell: NotebookNode) -> NotebookNode:
@@ -98,7 +99,7 @@ def assemble(source: NotebookNode, submission: NotebookNode, student: NotebookNo
                     nbgrader(answer).get(k) != nbgrader(cell).get(k) for k in COMPARED_METADATA):
                 assembly.tampered.append({"grade_id": gid, "problem": "metadata edited"})
             if not mine:
-                assembly.notes.append(f"solution cell {gid} was deleted; the empty stub was graded")
+                assembly.notes.append(say(Say.STUB_GRADED, cell=gid))
             answer.cell_type, answer.metadata = cell.cell_type, copy.deepcopy(cell.metadata)
             if answer.cell_type == "code":
                 answer.outputs, answer.execution_count = [], None

@@ -25,9 +25,10 @@ from .reference import Reference, mistakes_for, reference_for, reported, source_
 from .report import ManualResult, Report, TestResult, TestStatus, result_line
 from .scan import scan_cells
 from .testcells import KernelCode, rewrite_tests
+from .tracebacks import in_your_cell
 from .verdict import judge
 
-VISIBLE_ONLY_NOTE = say(Say.VISIBLE_ONLY).english()
+VISIBLE_ONLY_NOTE = say(Say.VISIBLE_ONLY)
 
 
 class WrongLesson(UnusableNotebook):
@@ -56,9 +57,13 @@ def _results(source: NotebookNode, assembly: Assembly, runs: list[CellRun], code
             report_parts["exercises"].append(TestResult(gid, earned, worth, status,
                                                         message.english() if message else str(feedback), message,
                                                         exercise_of_test.get(gid, ""), bool(codes[gid].plain)))
+        elif not run.ok and gid and is_solution(cell):
+            located = run.message or in_your_cell(run.ename, run.evalue, run.traceback, cell.source.splitlines(), gid)
+            report_parts["solution_errors"].append({"cell": run.index, "grade_id": gid, "error": run.summary}
+                                                   | ({"message": located} if located else {}))
         elif not run.ok:
-            kind = "solution_errors" if gid and is_solution(cell) else "other_errors"
-            report_parts[kind].append({"cell": run.index, "grade_id": gid, "error": run.summary})
+            report_parts["other_errors"].append({"cell": run.index, "grade_id": gid, "error": run.summary})
+    _after_failed_answers(report_parts["exercises"], report_parts["solution_errors"])
     failed = {r.grade_id for r in report_parts["exercises"] if r.points < r.max_points}
     lost = {exercise for exercise, gids in owned.items() if failed & set(gids) and exercise in answered}
     if lost and mistakes is not None:
@@ -66,6 +71,19 @@ def _results(source: NotebookNode, assembly: Assembly, runs: list[CellRun], code
         by_gid = {gid: run for run in runs if (gid := kinds.get(run.index)) is not None}
         report_parts["mistakes"] = [m.model_dump() for m in name_mistakes(table, owned, by_gid, lost)]
     return report_parts
+
+
+def _after_failed_answers(results: list[TestResult], errors: list[dict[str, Any]]) -> None:
+    """Each test of an exercise whose answer cell failed (a ``SyntaxError``...) that did not pass says it could not run
+    because of that cell, with that cell's error: not the ``NameError`` the missing answer caused in the test."""
+    failed = {e["grade_id"]: e.get("message") or e["error"] for e in errors}
+    for result in results:
+        if result.status != TestStatus.PASSED and result.exercise in failed:
+            result.message = say(Say.AFTER_YOUR_CELL, cell=result.exercise, error=failed[result.exercise])
+            result.feedback = result.message.english()
+    for error in errors:  # the report's JSON: the error in English (no kernel's name for the cell), and its message
+        if isinstance(message := error.get("message"), Message):
+            error.update(error=message.english(), message=message.to_dict())
 
 
 def _reported_expected(assembly: Assembly, runs: list[CellRun]) -> Reference:
@@ -113,6 +131,13 @@ def feedback_notebook(assembly: Assembly, student: NotebookNode, report: Report)
     nb.cells = list(nb.cells)
     visible = {grade_id(c): c.source for c in student.cells if grade_id(c)}
     results = {r.grade_id: r for r in report.exercises}
+    for error in report.solution_errors:  # the answer cell's error as the table says it, at the line of that cell
+        if error.get("message") and error["cell"] < len(nb.cells):
+            cell = nb.cells[error["cell"]] = copy.deepcopy(nb.cells[error["cell"]])
+            ename, _, evalue = Message.from_dict(error["message"]).spanish().partition(": ")
+            for output in cell.get("outputs", []):
+                if output.get("output_type") == "error":
+                    output.update(ename=ename, evalue=evalue)
     for gid, index in assembly.positions.items():
         if gid in results:
             result = results[gid]

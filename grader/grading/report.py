@@ -111,7 +111,7 @@ class Report:
     source: str
     exercises: list[TestResult] = field(default_factory=list)
     tampered: list[dict[str, str]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    notes: list[Message] = field(default_factory=list)  # JSON: ``notes`` in English, ``note_messages`` to render
     solution_errors: list[dict[str, Any]] = field(default_factory=list)
     other_errors: list[dict[str, Any]] = field(default_factory=list)
     suspicious: list[str] = field(default_factory=list)  # tampering the static scan found; never scored
@@ -157,19 +157,22 @@ class Report:
         """Everything in the report as plain data (the --json format); manual cells apart from the auto score."""
         data = asdict(self)
         data["manual"] = [{**asdict(m), "status": m.status} for m in self.manual]
+        data["notes"], data["note_messages"] = [n.english() for n in self.notes], [n.to_dict() for n in self.notes]
         data.update(score=self.score, max_score=self.max_score, manual_max=self.manual_max,
                     manual_pending=[m.grade_id for m in self.manual_pending], in_kernel=self.in_kernel)
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Report":
-        """The report ``to_dict`` gave (a saved report); the derived keys (score, statuses) are computed again."""
+        """The report ``to_dict`` gave (a saved report); the derived keys (score, statuses) are computed again. The
+        notes are read from ``note_messages``: a report saved before notes were messages reads with none."""
         return cls(submission=data["submission"], source=data["source"],
                    exercises=[TestResult(r["grade_id"], r["points"], r["max_points"], TestStatus(r["status"]),
                                          r["feedback"], Message.from_dict(r["message"]) if r.get("message") else None,
                                          r.get("exercise", ""), bool(r.get("in_kernel", False)))
                               for r in data.get("exercises", [])],
-                   tampered=list(data.get("tampered", [])), notes=list(data.get("notes", [])),
+                   tampered=list(data.get("tampered", [])),
+                   notes=[Message.from_dict(n) for n in data.get("note_messages", [])],
                    solution_errors=list(data.get("solution_errors", [])),
                    other_errors=list(data.get("other_errors", [])), suspicious=list(data.get("suspicious", [])),
                    manual=[ManualResult(m["grade_id"], m["max_points"], m.get("points"), m.get("answer", ""),
@@ -199,7 +202,7 @@ class Report:
         lines += [printable(f"error reconocido en {m['exercise']}: {first_line(m['text'])} ({m['id']})")
                   for m in self.mistakes]
         lines += [printable(f"restaurada: {t['grade_id']} ({t['problem']})") for t in self.tampered]
-        lines += [printable(f"nota: {note}") for note in self.notes]
+        lines += [printable(f"nota: {note.spanish()}") for note in self.notes]
         if self.suspicious:
             lines.append(f"sospechoso: {', '.join(self.suspicious)} (para que lo revise el profesor)")
         return "\n".join(line.rstrip() for line in lines)
@@ -228,9 +231,10 @@ def first_line(markdown: str) -> str:
 
 
 def comment(result: TestResult, report: "Report") -> str:
-    """A test's comment as the student reads it: when the exercise's own cell failed (a SyntaxError...), that
-    error, not what it caused in the test; else its feedback in Spanish."""
-    if result.status != TestStatus.PASSED and result.exercise:
+    """A test's comment as the student reads it: its feedback in Spanish (``Say.AFTER_YOUR_CELL`` when the exercise's
+    own cell failed: that error, not what it caused in the test). A report saved without that message is read as
+    it was then: the cell's error in front."""
+    if result.status != TestStatus.PASSED and result.exercise and result.message is None:
         error = next((e["error"] for e in report.solution_errors if e.get("grade_id") == result.exercise), None)
         if error:
             return f"tu celda {result.exercise} falló antes de este test: {error}"

@@ -15,6 +15,9 @@ ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 CELL_FRAME = re.compile(r"Cell In\[\d+\], line (\d+)(?:, in ([^\s(]+))?")
 ARROW = re.compile(r"^-+> *\d+ ?(.*)$", re.MULTILINE)
 CODE_CHARS = 160
+COMPILE_ERRORS = ("SyntaxError", "IndentationError", "TabError")
+COMPILED_AT = re.compile(r"\s*\((?:<[^<>]*>|[^()]*), line (\d+)\)$")
+"""Where a compile error says it is: ``(<ipython-input-6-e66...>, line 4)``, the kernel's name for the cell."""
 
 
 def raised_at(error: str, traceback: list[str], cell: Sequence[str] = ()) -> Message | None:
@@ -37,3 +40,25 @@ def raised_at(error: str, traceback: list[str], cell: Sequence[str] = ()) -> Mes
             return say(Say.RAISED_IN, error=error, function=function, line=line, code=code)
         return say(Say.RAISED_AT, error=error, line=line, code=code)
     return None
+
+
+def in_your_cell(ename: str, evalue: str, traceback: list[str], cell: Sequence[str], name: str) -> Message | None:
+    """The error of the answer cell ``name`` (its lines ``cell``) at the line of that cell where it happened, or None
+    when no line of it is known (a function the cell called then says where it was raised, ``raised_at``).
+
+    A compile error (``SyntaxError``...) ran no line: its message names the cell as the kernel called it,
+    ``(<ipython-input-6-e66...>, line 4)``, which the student never saw; that name is dropped.
+    """
+    where = COMPILED_AT.search(evalue) if ename in COMPILE_ERRORS else None
+    if where is not None:
+        line, error = int(where[1]), f"{ename}: {evalue[:where.start()]}"
+    else:
+        found = raised_at(f"{ename}: {evalue}" if evalue else ename, traceback, cell)
+        if found is None or found.say != Say.RAISED_AT:  # a frame at the top of a cell is the cell that was running
+            return found
+        line, error = found.params["line"], found.params["error"]
+    error = " ".join(error.split())[:300]
+    code = " ".join(cell[line - 1].split())[:CODE_CHARS] if 0 < line <= len(cell) else ""
+    if code:
+        return say(Say.IN_YOUR_CELL, error=error, line=line, cell=name, code=code)
+    return say(Say.IN_YOUR_CELL_LINE, error=error, line=line, cell=name)

@@ -93,7 +93,8 @@ def test_limits_mark_the_cell_and_grading_goes_on(graded):
     assert statuses["test_quote_total"] == ("timeout", "CellTimeout: cell did not finish within 3 s")
     assert statuses["test_charge"] == ("passed", "")
     assert reports["os_exit"]["solution_errors"][0]["error"].startswith("DeadKernelError: the kernel died")
-    assert reports["memory_hog"]["solution_errors"][0]["error"] == "MemoryError"
+    assert reports["memory_hog"]["solution_errors"][0]["error"] == (  # at the line of the student's own cell
+        "MemoryError (line 1 of your cell charge: hog = bytearray(3 * 2**30))")
     assert "se esperaba el tipo int, se obtuvo Anything" in reports["always_equal"]["exercises"][2]["feedback"]
 
 

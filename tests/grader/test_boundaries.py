@@ -293,10 +293,12 @@ def _rebound(top, run):
 def test_a_report_round_trips_through_its_dict():
     """Manual marks are merged on the dataclass (grader.classroom.manual), so a saved report must read back whole."""
     from grader.grading.report import ManualResult, Report, TestResult
+    from grader.messages import Say, say
 
     report = Report("alice.ipynb", "s.ipynb", exercises=[TestResult("t1", 1, 1, "passed"),
                                                          TestResult("t2", 0, 2, "failed", "AssertionError: x")],
-                    tampered=[{"grade_id": "t1", "problem": "edited"}], notes=["n"], suspicious=["frames"],
+                    tampered=[{"grade_id": "t1", "problem": "edited"}], notes=[say(Say.VISIBLE_ONLY)],
+                    suspicious=["frames"],
                     manual=[ManualResult("essay", 3, answer="texto"), ManualResult("other", 2, 1.5),
                             ManualResult("blank", 2, 0.0, unanswered=True)])
     data = report.to_dict()

@@ -96,6 +96,7 @@ def test_a_student_grades_the_visible_tests_in_a_release(released, tmp_path):
         assert done.returncode == 0, done.stderr
         report = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
         assert report["source"] == str(released / "student" / f"{LESSON}.ipynb")
-        assert any("visible tests only" in note for note in report["notes"])
+        assert any("visible tests only" in note for note in report["notes"])  # the instructor's JSON, in English
+        assert "nota: calificado solo con los tests visibles" in done.stdout  # the student's table, in Spanish
         scores[path.stem] = (report["score"], report["max_score"])
     assert scores[answered.stem] == (16, 16) and scores[blank.stem] == (0, 16)
