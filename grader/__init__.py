@@ -17,9 +17,10 @@ The layers, each importing only those listed before it, authoring and kernels no
     __main__     the command line
 """
 
-from .grading.asserts import assert_same
+from .grading.asserts import AS_SOLUTION, assert_same
 
-__all__ = ["assert_same", "grade", "grade_notebooks", "Limits", "UnusableNotebook", "Report", "TestResult"]
+__all__ = ["assert_same", "AS_SOLUTION", "grade", "grade_notebooks", "Limits", "UnusableNotebook", "Report",
+           "TestResult"]
 
 __version__ = "0.2.0"  # the batch cache key hashes the grader's code instead (grader.grading.reference.grader_digest)
 

@@ -21,6 +21,7 @@ class Say(StrEnum):
     REFUSED = "refused"
     STDIN = "stdin"
     IN_HIDDEN = "in-hidden"
+    IN_GENERATED = "in-generated"
     TRUNCATED = "truncated"
     TRUNCATED_MESSAGE = "truncated-message"
     HIDDEN_MASK = "hidden-mask"
@@ -45,6 +46,8 @@ CATALOG: dict[Say, tuple[str, str]] = {  # (English, Spanish)
     Say.STDIN: ("StdinNotImplementedError: input() cannot be answered while grading",
                 "StdinNotImplementedError: input() no puede recibir respuesta durante la calificación"),
     Say.IN_HIDDEN: ("{ename} in a hidden test", "{ename} en un test oculto"),
+    Say.IN_GENERATED: ("{ename} in a hidden test on generated inputs: {inputs}",
+                       "{ename} en un test oculto con entradas generadas: {inputs}"),
     Say.TRUNCATED: ("[output truncated: {chars} characters over the limit]",
                     "[salida recortada: {chars} caracteres sobre el límite]"),
     Say.TRUNCATED_MESSAGE: ("[output truncated: a message over {mib} MiB, or nested too deep to read, was refused]",

@@ -4,6 +4,13 @@
 level and equal values, so an object whose ``__eq__`` always returns True earns nothing. Its messages are
 read by students, so they are Spanish. In IPython, a failed check shows the test's line and the message,
 without this module's frames (``CheckFailed._render_traceback_``).
+
+``AS_SOLUTION`` as the expected side of a hidden check (``assert_same(outputs, AS_SOLUTION, "empty lists")``)
+means "what the solution gives for the same expression": the grader takes it from the reference run of the
+solution (``grader.grading.reference``), so a hidden part can compare a student's outputs on many generated
+inputs with the solution's, value by value, without writing them down. Run anywhere else (the solution
+notebook on its own, or nbgrader, which grades in the student's kernel and has no reference), such a check
+cannot know the solution's value, and passes.
 """
 
 import math
@@ -36,6 +43,16 @@ class CheckFailed(AssertionError):
         return list(shell.InteractiveTB.structured_traceback(AssertionError, self, kept))
 
 
+class _AsSolution:
+    """The expected side that stands for the solution's own value of the actual side (see the module)."""
+
+    def __repr__(self) -> str:
+        return "AS_SOLUTION"
+
+
+AS_SOLUTION = _AsSolution()
+
+
 def _same(actual: Any, expected: Any, path: str) -> None:
     if type(actual) is not type(expected):
         raise CheckFailed(f"{path}: se esperaba el tipo {type(expected).__name__}, "
@@ -59,5 +76,6 @@ def _same(actual: Any, expected: Any, path: str) -> None:
 
 
 def assert_same(actual: Any, expected: Any, what: str = "valor") -> None:
-    """Fail unless ``actual`` has exactly the type and value of ``expected``, recursively."""
-    _same(actual, expected, what)
+    """Fail unless ``actual`` has exactly the type and value of ``expected``, recursively (``AS_SOLUTION``: pass)."""
+    if expected is not AS_SOLUTION:
+        _same(actual, expected, what)

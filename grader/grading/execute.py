@@ -46,6 +46,7 @@ from ..timing import phase
 from .limits import DEFAULT_LIMITS, Limits
 from .probe import MIME
 from .testcells import KernelCode
+from .tracebacks import cell_line
 
 logger = logging.getLogger(__name__)
 
@@ -82,6 +83,7 @@ class CellRun:
     message: Message | None = None  # when the grader, not the kernel, says why the cell failed
     reports: list[Any] = field(default_factory=list, repr=False)  # a test part's check reports, untrusted data
     hidden: "CellRun | None" = None  # a test cell's hidden part, when it ran
+    line: int | None = None  # a hidden part's line where it raised, as its traceback said (untrusted)
 
     @property
     def ok(self) -> bool:
@@ -246,10 +248,12 @@ async def _run_hidden(kernel: Kernel, outputs: CellOutputs, nb: NotebookNode, in
                       timeout: float, limits: Limits) -> tuple[CellRun, bool]:
     """Run a test cell's hidden part, of which only reports are kept; its run and whether the kernel restarted.
 
-    Its run keeps nothing but its status and exception name: not its message, not its traceback.
+    Its run keeps nothing but its status, exception name and the line of the cell it was raised at: not its
+    message, not its traceback.
     """
     hidden, restarted = await _run_cell(kernel, outputs, nb.cells[index], index, code.hidden, timeout, limits,
                                         "hidden", store_history=False)
+    hidden.line = cell_line(hidden.traceback)
     hidden.evalue, hidden.traceback = "", []
     return hidden, restarted
 

@@ -2,7 +2,8 @@
 
 The source notebook is run graded as itself (solution cells and hidden tests included), with
 each check rewritten to report both sides (``grader.grading.testcells``). That run executes no student
-code. Its expected values are kept per source, by the hash of the source and of the grader's
+code. A check against ``AS_SOLUTION`` takes the value the solution itself reported as its expected one.
+Its expected values are kept per source, by the hash of the source and of the grader's
 own code, so a batch runs it once per lesson and hands the values to its workers as data.
 The run also says where the solution fails its own checks: ``grader check`` reports those. A second
 trusted run, when asked for, records how each written-down wrong answer behaves (``grader.grading.mistakes``).
@@ -93,7 +94,11 @@ def run_reference(source: NotebookNode, student: NotebookNode, limits: Limits = 
         if failed:
             reference.problems.append(f"{gid}: {failed[0].summary or failed[0].status}")
         expected = reference.expected.setdefault(gid, {})
+        generated = {c.index for c in code.checks if c.generated}
         for report in reported(run):
+            if report.check in generated and report.check not in expected and valid(report.actual):
+                expected[report.check] = report.actual  # AS_SOLUTION: the solution's own value
+                continue
             if report.expected is not None and valid(report.expected) and report.check not in expected:
                 expected[report.check] = report.expected
                 if (problem := difference(report.actual, report.expected, report.what)) is not None:

@@ -9,7 +9,10 @@ The rule a test cell follows (``grader check`` refuses a cell that breaks it, na
   the cell just to be used there;
 * the hidden tests, if any, are the end of the cell, between ``### BEGIN HIDDEN TESTS`` and
   ``### END HIDDEN TESTS``, and hold at least one check;
-* the cell holds at least one check.
+* the cell holds at least one check;
+* a hidden check may have ``AS_SOLUTION`` as its expected side (``grader.grading.asserts``): its expected value is
+  the actual side as the reference run of the solution evaluates it, and its description, a plain string, names the
+  kind of input it checks, which the feedback may show (``generated``).
 
 ``rewrite`` turns each check into ``check(k, actual, what)`` (``grader.grading.probe``), keeping every
 line where it was, so a traceback points at the line the student reads. The visible part and
@@ -37,6 +40,7 @@ from ..authoring.metadata import HIDDEN_BEGIN, HIDDEN_END, grade_id, is_test
 from ..errors import GraderError
 
 CHECK_NAME = "assert_same"
+AS_SOLUTION = "AS_SOLUTION"
 PROBE = '__import__("grader.grading.probe").grading.probe.check'
 
 
@@ -53,6 +57,12 @@ class Check:
     hidden: bool
     what: str | None = None  # the description when it is a plain string
     expected: str = ""  # the source of its expected side, as the test cell has it
+    end_line: int = 0  # its last line (0: its first)
+
+    @property
+    def generated(self) -> bool:
+        """Whether its expected value is the solution's own value of its actual side (``AS_SOLUTION``)."""
+        return self.expected == AS_SOLUTION
 
 
 @dataclass(frozen=True)
@@ -217,10 +227,15 @@ def rewrite(source: str, *, expected: bool = False, keep: frozenset[str] = froze
         blanks.append((begin, stop, "pass" + "\n" * source[begin:stop].count("\n")))
     for index, (call, (actual, expected_node, what)) in enumerate(zip(calls, arguments, strict=True)):
         hidden = call.lineno > hidden_from
+        literal = what.value if isinstance(what, ast.Constant) and isinstance(what.value, str) else None
+        generated = isinstance(expected_node, ast.Name) and expected_node.id == AS_SOLUTION
+        if generated and (not hidden or not literal):
+            raise CheckRuleError(f"line {call.lineno}: a check against {AS_SOLUTION} is a hidden one, with a plain "
+                                 "string naming the kind of input it checks")
         parts = [str(index), segment(actual)]
         if what is not None and (expected or not hidden):
             parts.append(segment(what))
-        if expected:
+        if expected and not generated:  # a generated check's expected value is its own actual side (reference.py)
             parts.append("expected=" + segment(expected_node))
         begin, stop = span(call)
         text = f"{PROBE}({', '.join(parts)})"
@@ -228,9 +243,8 @@ def rewrite(source: str, *, expected: bool = False, keep: frozenset[str] = froze
         probes.append((begin, stop, text))
         alone = segment(actual)
         replays.append((begin, stop, f"({alone}" + "\n" * (source[begin:stop].count("\n") - alone.count("\n")) + ")"))
-        literal = what.value if isinstance(what, ast.Constant) and isinstance(what.value, str) else None
         checks.append(Check(index, call.lineno, hidden, literal if what is not None else "valor",
-                            segment(expected_node)))
+                            segment(expected_node), call.end_lineno or call.lineno))
     code_lines = _replaced(source, blanks + probes).split("\n")
     if not markers:
         return KernelCode("\n".join(code_lines), "", tuple(checks), tuple(lines))

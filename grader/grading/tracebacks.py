@@ -20,6 +20,15 @@ COMPILED_AT = re.compile(r"\s*\((?:<[^<>]*>|[^()]*), line (\d+)\)$")
 """Where a compile error says it is: ``(<ipython-input-6-e66...>, line 4)``, the kernel's name for the cell."""
 
 
+def cell_line(traceback: list[str]) -> int | None:
+    """The line of the outermost notebook-cell frame (the statement of the cell that was running), or None."""
+    for frame in traceback:
+        head = CELL_FRAME.match(ANSI.sub("", frame).strip("\n"))
+        if head is not None:
+            return int(head[1])
+    return None
+
+
 def raised_at(error: str, traceback: list[str], cell: Sequence[str] = ()) -> Message | None:
     """``error`` with the line of a notebook cell where it was raised, or None when no cell frame is found.
 

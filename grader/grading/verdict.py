@@ -72,10 +72,19 @@ def _part(reports: list[Any], checks: list[int]) -> dict[int, CheckReport] | str
     return found
 
 
-def _hidden_failed(hidden: CellRun) -> tuple[TestStatus, Message]:
-    """A hidden part that raised or was stopped: its status, and a fixed word (ours, or a built-in exception's)."""
+def _hidden_failed(hidden: CellRun, code: KernelCode | None = None) -> tuple[TestStatus, Message]:
+    """A hidden part that raised or was stopped: its status, and a fixed word (ours, or a built-in exception's), with
+    the kind of input when it was raised in a generated check (the line is the kernel's to report: at worst it
+    names another of the author's kinds)."""
     word = hidden.ename if hidden.message is not None else public_name(hidden.ename)
-    return STATUS[hidden.status], say(Say.IN_HIDDEN, ename=word)
+    line = hidden.line if code is not None and hidden.message is None else None
+    kinds = [c.what for c in code.checks if c.generated and c.line <= line <= c.end_line] if line and code else []
+    return STATUS[hidden.status], _in_hidden(word, kinds[0] if kinds else None)
+
+
+def _in_hidden(word: str, kind: str | None) -> Message:
+    """A hidden failure, with the kind of generated input it failed on when there is one."""
+    return say(Say.IN_GENERATED, ename=word, inputs=kind) if kind else say(Say.IN_HIDDEN, ename=word)
 
 
 def _as_nbgrader(code: KernelCode, run: CellRun) -> tuple[TestStatus, str | Message]:
@@ -116,10 +125,12 @@ def judge(code: KernelCode, run: CellRun, expected: dict[int, Node]) -> tuple[Te
     if run.hidden is None:
         return TestStatus.FAILED, say(Say.IN_HIDDEN, ename="NotRun")
     if not run.hidden.ok:
-        return _hidden_failed(run.hidden)
+        return _hidden_failed(run.hidden, code)
     found = _part(run.hidden.reports, hidden)
-    if isinstance(found, str) or any(
-            index not in found or index not in expected or difference(found[index].actual, expected[index]) is not None
-            for index in hidden):
+    if isinstance(found, str):
         return TestStatus.FAILED, say(Say.IN_HIDDEN, ename="AssertionError")
+    for check in code.checks:
+        if check.hidden and (check.index not in found or check.index not in expected
+                             or difference(found[check.index].actual, expected[check.index]) is not None):
+            return TestStatus.FAILED, _in_hidden("AssertionError", check.what if check.generated else None)
     return TestStatus.PASSED, ""
