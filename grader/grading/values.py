@@ -258,7 +258,20 @@ def _key_text(node: Node) -> str:
 
 
 def difference(actual: Any, expected: Any, path: str = "valor") -> str | None:
-    """The first difference between two trees as ``assert_same`` words it, or None when they are the same."""
+    """The first difference between two trees as ``assert_same`` words it, or None when they are the same.
+
+    ``expected`` is trusted: a reference's value, checked with ``valid`` when the reference was made or read
+    (``grader.grading.reference``). An ``actual`` equal to it as plain data is the same value: every node names
+    its exact type in ``t`` and a float is its repr, so Python's ``==`` on two trees is the equality of the
+    values they describe (only a forged tree pairs ``"t": "int"`` with ``true``, and a forged report can claim
+    any value anyway). That common case, a right answer, costs one C-level comparison instead of two walks; any
+    other ``actual`` is checked before it is read.
+    """
+    try:
+        if actual == expected:
+            return None
+    except RecursionError:
+        pass
     if not valid(expected):
         return f"{path}: el grader no tiene un valor esperado válido"
     if not valid(actual):
