@@ -265,10 +265,11 @@ def difference(actual: Any, expected: Any, path: str = "valor") -> str | None:
     its exact type in ``t`` and a float is its repr, so Python's ``==`` on two trees is the equality of the
     values they describe (only a forged tree pairs ``"t": "int"`` with ``true``, and a forged report can claim
     any value anyway). That common case, a right answer, costs one C-level comparison instead of two walks; any
-    other ``actual`` is checked before it is read.
+    other ``actual`` is checked before it is read. A value that could not be encoded (``encode`` gives one
+    ``error`` node, at the top) is never the same as anything.
     """
     try:
-        if actual == expected:
+        if actual == expected and "error" not in expected:
             return None
     except RecursionError:
         pass
