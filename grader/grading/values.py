@@ -78,7 +78,8 @@ class _Encoder:
             return {"t": cls.__name__, "items": [self.node(item, depth + 1) for item in value]}
         if cls is dict:
             self._count()
-            return {"t": "dict", "pairs": [[self.node(k, depth + 1), self.node(v, depth + 1)] for k, v in value.items()]}
+            inner = depth + 1
+            return {"t": "dict", "pairs": [[self.node(k, inner), self.node(v, inner)] for k, v in value.items()]}
         if cls is int and int.bit_length(value) <= 10_000:
             self._count(int.bit_length(value) // 3)
             return {"t": "int", "v": value}
