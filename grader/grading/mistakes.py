@@ -26,6 +26,7 @@ from ..authoring.metadata import exercise_of, grade_id, is_solution, is_test
 from ..kernels.supply import KernelSupply
 from .assemble import assemble
 from .execute import DEFAULT_LIMITS, CellRun, Limits, execute
+from .hidden import Scrubber
 from .testcells import rewrite_tests
 from .verdict import parse_reports
 
@@ -143,6 +144,8 @@ def mistake_table(source: NotebookNode, student: NotebookNode, limits: Limits = 
         return table
     assembly = assemble(source, source, student)
     codes = rewrite_tests(source)
+    # scrubbed as a graded submission's runs are (pipeline.grade_notebooks), so the behaviours compare alike
+    scrub = Scrubber([c for c in source.cells if is_test(c)], [code.hidden_only for code in codes.values()])
     last = {max(assembly.positions[gid] for gid in owned[exercise]): exercise for exercise in by_exercise}
     for k in range(max(len(answers) for answers in by_exercise.values())):
         wave = {exercise: answers[k] for exercise, answers in by_exercise.items() if k < len(answers)}
@@ -158,6 +161,8 @@ def mistake_table(source: NotebookNode, student: NotebookNode, limits: Limits = 
             if last.get(index) in wave:  # the solution again, for the exercises that follow
                 nb.cells.append(assembly.notebook.cells[assembly.positions[last[index]]])
         runs = {run.index: run for run in execute(nb, limits, supply, tests, hidden_last=False)}
+        for run in runs.values():
+            scrub.run(run)
         for exercise, answer in wave.items():
             table.setdefault(exercise, []).append(
                 {**Mistake(**answer.model_dump(exclude={"code"}), tests=owned[exercise]).model_dump(),

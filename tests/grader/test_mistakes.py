@@ -51,6 +51,19 @@ def test_a_wrong_answer_is_named_with_its_explanation_in_the_report_and_the_page
     assert f"error reconocido en charge: {text.replace('**', '')} ({gid})" in report.table()
 
 
+def test_a_wrong_answer_whose_message_ends_like_a_hidden_line_is_named_all_the_same():
+    """A visible message cut short where a hidden line begins is masked in a graded run; the table masks it too."""
+    raising = 'def charge(price_cents):\n    raise ValueError("sin precio: assert_same(charge(6")'
+    source = with_wrong_answers()
+    first = next(i for i, c in enumerate(source.cells) if c.metadata.get("wrong_answer_for") == "charge")
+    note = copy.deepcopy(source.cells[first])
+    note.source = f"**Lanzar un error.** Calcula el cargo.\n\n```python\n{raising}\n```"
+    note.metadata.nbgrader["grade_id"] = "charge_wrong_raises"
+    source.cells.insert(first, note)
+    report, _ = graded(source, raising)
+    assert [m["id"] for m in report.mistakes] == ["charge_wrong_raises"]
+
+
 @pytest.mark.parametrize("charge", [RIGHT_CHARGE, "def charge(price_cents):\n    return price_cents >> 1"],
                          ids=["solution", "variant"])
 def test_a_correct_answer_is_named_nothing(source, charge):
