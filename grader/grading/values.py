@@ -9,11 +9,11 @@ difference, never a match.
 
 A node is a dict with ``t`` (the type: ``int``, ``list``, ``handoffs.package.HandoffPackage``)
 and one more key: ``v`` (None, a bool, an int or a str), ``f`` (a float's repr), ``b`` (bytes
-in hex), ``iso`` (a date, time or datetime), ``items``, ``pairs`` (a dict's keys and values),
-``fields`` (an object's compared fields), ``class`` (a class, by name), ``ref`` (a function
-defined at the top of a module, by name), ``member`` (an enum member's name) or ``error``
-(why the value could not be encoded). Only the standard library (and ``grader.errors``) is imported:
-this module loads in every kernel.
+in hex), ``i`` (an int beyond ``BIG_INT``, as its digits), ``iso`` (a date, time or datetime),
+``items``, ``pairs`` (a dict's keys and values), ``fields`` (an object's compared fields), ``class``
+(a class, by name), ``ref`` (a function defined at the top of a module, by name), ``member`` (an enum
+member's name) or ``error`` (why the value could not be encoded). Only the standard library (and
+``grader.errors``) is imported: this module loads in every kernel.
 """
 
 import dataclasses
@@ -28,6 +28,7 @@ from typing import Any
 from ..errors import GraderError
 
 MAX_DEPTH = 40
+BIG_INT = 2 ** 63  # an int this large or larger travels as its digits: the grader's JSON reader makes it a float
 MAX_NODES = 50_000
 MAX_CHARS = 1_000_000
 SHOWN_CHARS = 300  # of a value quoted in a message
@@ -80,7 +81,7 @@ class _Encoder:
             self._count()
             inner = depth + 1
             return {"t": "dict", "pairs": [[self.node(k, inner), self.node(v, inner)] for k, v in value.items()]}
-        if cls is int and int.bit_length(value) <= 10_000:
+        if cls is int and -BIG_INT < value < BIG_INT:
             self._count(int.bit_length(value) // 3)
             return {"t": "int", "v": value}
         name = type_name(cls)
@@ -140,7 +141,8 @@ class _Encoder:
             if int.bit_length(value) > 10_000:
                 raise Unencodable("el entero es demasiado grande para compararlo")
             self._count(int.bit_length(value) // 3)
-            return {"v": int(value)}
+            number = int(value)
+            return {"v": number} if -BIG_INT < number < BIG_INT else {"i": str(number)}
         if isinstance(value, float):
             self._count(24)
             return {"f": float.__repr__(value)}  # JSON has no nan or inf; the repr keeps every bit of a float
@@ -186,7 +188,7 @@ def _check(node: Any, depth: int) -> None:
     if keys == {"v"}:
         if not isinstance(node["v"], (type(None), bool, int, str)):
             raise Malformed
-    elif keys in ({"f"}, {"b"}, {"iso"}, {"class"}, {"ref"}, {"member"}, {"error"}):
+    elif keys in ({"f"}, {"b"}, {"i"}, {"iso"}, {"class"}, {"ref"}, {"member"}, {"error"}):
         if not isinstance(node[keys.pop()], str):
             raise Malformed
     elif keys == {"items"} and isinstance(node["items"], list):
@@ -250,6 +252,8 @@ def _describe(node: Node) -> str:
         return repr(_float(node))
     if "b" in node:
         return repr(bytes.fromhex(node["b"]))
+    if "i" in node:
+        return node["i"]
     if "v" in node:
         return repr(node["v"])
     if "pairs" in node:

@@ -18,7 +18,7 @@ import random
 rng = random.Random(7)
 prices = [rng.randrange(1, 10**6) * 2 + 1 for _ in range(100)]
 assert_same([charge(p) for p in prices], AS_SOLUTION, "precios impares")
-assert_same([charge(p) for p in (0, 2, 10**12)],
+assert_same([charge(p) for p in (0, 2, 10**12, 2**70 + 2)],
             AS_SOLUTION, "cero y precios muy grandes")
 ### END HIDDEN TESTS'''
 
@@ -43,6 +43,21 @@ def graded(charge):
 def test_a_generated_check_passes_anywhere_but_the_grader_since_only_the_reference_knows_its_value():
     assert_same([1, 2], AS_SOLUTION, "una lista")
     assert repr(AS_SOLUTION) == "AS_SOLUTION"
+
+
+def test_an_int_too_large_for_the_graders_json_reader_travels_as_its_digits():
+    """The grader reads reports with orjson, which turns an int beyond 64 bits into a float."""
+    import json
+
+    import orjson
+
+    from grader.grading.values import describe, difference, encode
+
+    for number in (2**63, -2**63, 2**70 + 1, -(10**30)):
+        sent = orjson.loads(json.dumps(encode([number])))
+        assert difference(sent, encode([number])) is None and describe(sent) == f"[{number}]"
+        assert difference(sent, encode([number + 1])) is not None
+    assert encode(2**63 - 1) == {"t": "int", "v": 2**63 - 1}
 
 
 def test_a_generated_check_is_hidden_and_names_its_kind_else_the_cell_breaks_the_rule():
