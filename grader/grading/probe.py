@@ -14,7 +14,7 @@ per check, each far under the size a grader's socket accepts (``grader.kernels.c
 import json
 from typing import Any
 
-from .values import encode
+from .values import digest, encode
 
 MIME = "application/vnd.handoffs-grader.check+json"
 WHAT_CHARS = 500
@@ -26,10 +26,12 @@ _chars = 0
 _hooked = False
 
 
-def check(index: int, actual: Any, what: Any = "valor", **expected: Any) -> None:
-    """Report check ``index``: ``actual`` (and ``expected``, in the reference run) encoded, with its description."""
+def check(index: int, actual: Any, what: Any = "valor", *, hashed: bool = False, **expected: Any) -> None:
+    """Report check ``index``: ``actual`` (and ``expected``, in the reference run) encoded, with its description;
+    ``hashed`` (a check on generated inputs): its digest instead (``grader.grading.values.digest``)."""
     global _chars
-    report: dict[str, Any] = {"check": index, "actual": encode(actual), "what": str(what)[:WHAT_CHARS]}
+    report: dict[str, Any] = {"check": index, "actual": digest(actual) if hashed else encode(actual),
+                              "what": str(what)[:WHAT_CHARS]}
     if "expected" in expected:
         report["expected"] = encode(expected["expected"])
     _waiting.append(report)

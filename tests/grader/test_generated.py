@@ -45,6 +45,20 @@ def test_a_generated_check_passes_anywhere_but_the_grader_since_only_the_referen
     assert repr(AS_SOLUTION) == "AS_SOLUTION"
 
 
+def test_a_generated_check_reports_a_digest_equal_exactly_when_assert_same_calls_the_values_the_same():
+    from grader.grading.values import digest, encode
+
+    same = [({"a": 1, "b": [2, (3,)]}, {"b": [2, (3,)], "a": 1}), ({1, 2}, {2, 1}), ({(1, "x"): {"k": None}},) * 2]
+    for one, other in same:
+        assert digest(one) == digest(other) and digest(one)["t"] == "sha256"
+    for one, other in [(1, 1.0), (True, 1), ([1, 2], [2, 1]), ((1,), [1]), ({"a": 1}, {"a": 1, "b": 2}), ("a", "a ")]:
+        assert digest(one) != digest(other), (one, other)
+    assert digest(lambda: 1) == encode(lambda: 1)  # a value that cannot be encoded says why, as before
+    code = rewrite(GENERATED)
+    assert "hashed=True" in code.hidden and "hashed" not in code.visible
+    assert code.hidden.count("hashed=True") == 2  # the generated checks only, not the hand-written hidden one
+
+
 def test_an_int_too_large_for_the_graders_json_reader_travels_as_its_digits():
     """The grader reads reports with orjson, which turns an int beyond 64 bits into a float."""
     import json
