@@ -28,10 +28,6 @@ from mutation import N, grade, lesson_mutants, lessons
 
 # A mutant that behaves like the solution on every input the statement allows.
 EQUIVALENT: dict[str, str] = {
-    '12:handoff_gate: problems = "; ".join(f"{error[\'field\']}: {error[\'problem\']}" for error in result.errors) '
-    '=> problems = "".join(f"{error[\'field\']}: {error[\'problem\']}" for error in result.errors)':
-        "the rejection's wording is free (the statement asks that it name the reason, the next step and each field, "
-        "all still there); the fields stay apart in HandoffResult.fields, which the sender reads",
     '03:repaired_handoff: "receiver": owners[0], => "receiver": owners[-1],':
         "each topic is in the expertise of exactly one specialist of SPECIALISTS: owners has one name",
     '04:pricing_turns: turn(tool_use_block("toolu_21", "get_quote", quote)), => '
