@@ -33,7 +33,8 @@ PRELOAD = ("ipykernel.kernelapp", "ipykernel.ipkernel", "ipykernel.zmqshell", "i
            "IPython.core.debugger", "grader",
            # what a kernel imports as it starts and at its first check
            "IPython.core.completerlib", "IPython.core.oinspect", "IPython.extensions.storemagic", "faulthandler",
-           "tornado.platform.asyncio", "concurrent.futures.thread", "grader.grading.probe", "grader.kernels.ipython")
+           "tornado.platform.asyncio", "concurrent.futures.thread", "grader.grading.probe", "grader.kernels.ipython",
+           "orjson", "hashlib")  # and at its first check on generated inputs (grader.grading.values.digest)
 
 START_TIMEOUT = 120.0  # seconds for the zygote to import everything
 
