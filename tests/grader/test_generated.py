@@ -48,12 +48,27 @@ def test_a_generated_check_passes_anywhere_but_the_grader_since_only_the_referen
 def test_a_generated_check_reports_a_digest_equal_exactly_when_assert_same_calls_the_values_the_same():
     from grader.grading.values import digest, encode
 
-    same = [({"a": 1, "b": [2, (3,)]}, {"b": [2, (3,)], "a": 1}), ({1, 2}, {2, 1}), ({(1, "x"): {"k": None}},) * 2]
+    class Name(str):
+        pass
+
+    same = [({"a": 1, "b": [2, (3,)]}, {"b": [2, (3,)], "a": 1}), ({1, 2}, {2, 1}), ({(1, "x"): {"k": None}},) * 2,
+            ({"x", "y", "z"}, {"z", "y", "x"}), ({1: "a", "b": 2}, {"b": 2, 1: "a"}),
+            ([2 ** 70, -0.0], [2 ** 70, -0.0]),
+            ({"k": {Name("a"): frozenset({"q"})}}, {"k": {Name("a"): frozenset({"q"})}})]
     for one, other in same:
         assert digest(one) == digest(other) and digest(one)["t"] == "sha256"
-    for one, other in [(1, 1.0), (True, 1), ([1, 2], [2, 1]), ((1,), [1]), ({"a": 1}, {"a": 1, "b": 2}), ("a", "a ")]:
+    differ = [(1, 1.0), (True, 1), ([1, 2], [2, 1]), ((1,), [1]), ({"a": 1}, {"a": 1, "b": 2}), ("a", "a "),
+              ({"a"}, frozenset({"a"})), ({"a"}, ["a"]), ("x", Name("x")), ({"1": 0}, {1: 0}), (["s", "x"], "x"),
+              ([["a"], "b"], [["a", "b"]]), ({"a": "b", "c": "d"}, {"a": "c", "b": "d"}), (None, "None"),
+              (2 ** 63, 2 ** 63 - 1), (0.1, "0.1"), ({"a", "b"}, {"ab"}), ([], ())]
+    for one, other in differ:
         assert digest(one) != digest(other), (one, other)
     assert digest(lambda: 1) == encode(lambda: 1)  # a value that cannot be encoded says why, as before
+    deep: list = []
+    for _ in range(60):
+        deep = [deep]
+    for too_big in (list(range(60_000)), ["x" * 600_000] * 2, {"k": ["x" * 999_999, "y" * 10]}, deep):
+        assert "error" in digest(too_big) and digest(too_big) == encode(too_big)
     code = rewrite(GENERATED)
     assert "hashed=True" in code.hidden and "hashed" not in code.visible
     assert code.hidden.count("hashed=True") == 2  # the generated checks only, not the hand-written hidden one
