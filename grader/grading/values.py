@@ -80,12 +80,7 @@ class _Encoder:
             self._count()
             return {"t": cls.__name__, "items": [self.node(item, depth + 1) for item in value]}
         if cls is dict:
-            self._count()
-            inner = depth + 1
-            pairs = [[self.node(k, inner), self.node(v, inner)] for k, v in value.items()]
-            if self.ordered:
-                pairs.sort(key=_key_order)
-            return {"t": "dict", "pairs": pairs}
+            return {"t": "dict", "pairs": self._pairs(value, depth)}
         if cls is int and -BIG_INT < value < BIG_INT:
             self._count(int.bit_length(value) // 3)
             return {"t": "int", "v": value}
@@ -109,11 +104,7 @@ class _Encoder:
             self._count()
             return {"t": name, "items": [self.node(item, depth + 1) for item in value]}
         if isinstance(value, dict):
-            self._count()
-            pairs = [[self.node(k, depth + 1), self.node(v, depth + 1)] for k, v in value.items()]
-            if self.ordered:
-                pairs.sort(key=_key_order)
-            return {"t": name, "pairs": pairs}
+            return {"t": name, "pairs": self._pairs(value, depth)}
         if isinstance(value, (set, frozenset)):
             self._count()
             items = [self.node(item, depth + 1) for item in value]
@@ -128,6 +119,15 @@ class _Encoder:
             extra = getattr(value, "__pydantic_extra__", None) or {}
             return self._fields(name, value, list(type(value).model_fields) + list(extra), depth)
         raise Unencodable(f"no se puede comparar un valor de tipo {name}")
+
+    def _pairs(self, value: dict[Any, Any], depth: int) -> list[list[Node]]:
+        """A dict's [key, value] nodes, in its own order or, ``ordered``, in the order of their keys."""
+        self._count()
+        inner = depth + 1
+        pairs = [[self.node(k, inner), self.node(v, inner)] for k, v in value.items()]
+        if self.ordered:
+            pairs.sort(key=_key_order)
+        return pairs
 
     def _reference(self, function: Any) -> str:
         """A function's module and qualified name: only one defined at the top of a module has one that names it."""
