@@ -13,8 +13,7 @@ from typing import Any
 # of every command's start for a format no notebook schema uses. Marked missing, jsonschema goes without it.
 sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
 
-from .authoring.course import SOLUTIONS, STUDENT  # noqa: E402 - after the line above
-from .authoring.notebooks import write_atomic  # noqa: E402 - after the line above
+from .course_config import SOLUTIONS, STUDENT  # noqa: E402 - after the line above
 from .errors import GraderError, WrongKindOfPath  # noqa: E402 - after the line above
 from .grading.limits import DEFAULT_LIMITS, Limits  # noqa: E402 - after the line above
 from .grading.report import printable  # noqa: E402 - after the line above
@@ -53,11 +52,10 @@ def cmd_grade(args: argparse.Namespace) -> int:
     if zygote.enabled():  # first: it imports IPython and the course while the grader imports and prepares
         zygote.zygote()
     from .authoring.course import match_source
-    from .authoring.notebooks import read_notebook
+    from .authoring.notebooks import read_notebook, write_atomic
     from .authoring.release import is_release
     from .course_config import course_root
     from .grading.pipeline import grade_notebooks
-    from .pages import feedback_html
 
     submission = Path(args.submission)
     if args.source and Path(args.source).is_dir():
@@ -72,6 +70,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
     if args.json:
         write_atomic(args.json, report.to_json())
     if args.feedback:
+        from .pages import feedback_html  # jinja2 and mistune: only for a page
+
         write_atomic(args.feedback, feedback_html(report, feedback_nb))
     return 0
 

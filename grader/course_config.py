@@ -16,6 +16,9 @@ from typing import Any
 
 from .errors import InvalidSetting
 
+GUIDED, SOLUTIONS, STUDENT = "notebooks", "solutions", "student"
+"""The course's folders under its root: guided walkthroughs, the sources of every exercise, the student versions."""
+
 
 def course_root() -> Path:
     """The installed course's folder: the checkout this grader package lives in, wherever the command runs."""

@@ -11,11 +11,10 @@ from pathlib import Path
 
 from nbformat import NotebookNode
 
+from ..course_config import GUIDED, SOLUTIONS, STUDENT
 from ..errors import MissingPath
 from .metadata import grade_id, is_grade, is_solution
 from .notebooks import UnusableNotebook, read_notebook
-
-GUIDED, SOLUTIONS, STUDENT = "notebooks", "solutions", "student"
 
 
 def is_lesson(path: Path, name: str) -> bool:

@@ -14,8 +14,9 @@ from typing import Any
 
 from nbformat import NotebookNode
 
+from ..course_config import SOLUTIONS, STUDENT
 from ..errors import GraderError
-from .course import SOLUTIONS, STUDENT, lessons
+from .course import lessons
 from .metadata import is_solution_only, metadata_problems
 from .notebooks import UnusableNotebook, dumps, parse_notebook, read_notebook, tidy, write_atomic
 

@@ -15,8 +15,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from ..course_config import GUIDED, SOLUTIONS, STUDENT
 from ..errors import GraderError
-from .course import GUIDED, SOLUTIONS, STUDENT
 from .metadata import HIDDEN_BEGIN, MARKERS, is_solution_only
 from .notebooks import read_notebook, write_atomic
 

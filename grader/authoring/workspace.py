@@ -14,9 +14,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..course_config import course_root
+from ..course_config import GUIDED, STUDENT, course_root
 from ..errors import GraderError, MissingPath
-from .course import GUIDED, STUDENT
 
 ROOT = course_root()
 FOLDERS = {GUIDED: "guided", STUDENT: "exercises"}  # course folder -> its copy under work/

@@ -21,6 +21,7 @@ from ..errors import KernelStartTimeout, SandboxError
 from .zygote import zygote
 
 STARTUP_TIMEOUT = 60.0
+KILL_WAIT = 5.0  # seconds for a killed kernel to be gone, as jupyter_client waits
 
 
 class SandboxProvisioner(LocalProvisioner):
@@ -42,6 +43,13 @@ class SandboxProvisioner(LocalProvisioner):
         folder = os.path.dirname(sockets[0])
         if os.stat(folder).st_uid != os.geteuid():
             os.chown(folder, os.geteuid(), os.getegid())
+
+    async def kill(self, restart: bool = False) -> None:
+        """Kill the kernel and wait for it in steps of 5 ms: jupyter_client's own wait sleeps 0.1 s before it looks."""
+        await super().kill(restart)
+        deadline = time.monotonic() + KILL_WAIT
+        while await self.poll() is None and time.monotonic() < deadline:
+            await asyncio.sleep(0.005)
 
 
 class ForkedProcess:

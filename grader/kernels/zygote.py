@@ -100,8 +100,10 @@ def serve(fd: int, parent: int) -> None:
         os._exit(1)
     if sys.path and sys.path[0] in ("", os.getcwd()):  # as ipykernel_launcher does; the kernel adds its own
         del sys.path[0]
+    sys.modules["debugpy"] = None  # type: ignore[assignment]  # a grading kernel is never debugged: no 60 ms import
     for name in (*PRELOAD, *course_packages()):  # and the course's own packages (``course_config``)
         importlib.import_module(name)
+    del sys.modules["debugpy"]  # ipykernel has gone without it; a cell may still import it
     signal.signal(signal.SIGCHLD, _reap)
     channel = socket.socket(fileno=fd)
     requests = channel.makefile("rb")

@@ -1,11 +1,15 @@
 """The pieces that make grading faster change no result: the scrubber's cut-short search, the phase record, the
-modules a lesson's kernels find preloaded."""
+modules a lesson's kernels find preloaded, the streams joined without nbconvert."""
+
+import copy
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from nbconvert.preprocessors import CoalesceStreamsPreprocessor
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from grader import timing
+from grader.grading.execute import coalesce_streams
 from grader.grading.hidden import MASK, MIN_PARTIAL, Scrubber
 from grader.grading.preload import imported_modules
 from grader.timing import phase, phases
@@ -73,3 +77,20 @@ def test_a_lessons_imports_are_read_from_its_code_cells_only():
     ])
     assert imported_modules([nb]) == ("handoffs.examples", "handoffs.examples.reservo", "handoffs.examples.ticket",
                                       "importlib", "json", "os.path", "star", "wave")
+
+
+OUTPUTS = st.one_of(
+    st.builds(lambda name, text: new_output("stream", name=name, text=text), st.sampled_from(["stdout", "stderr"]),
+              st.text(alphabet="ab\r\n ", max_size=8)),
+    st.builds(lambda n: new_output("execute_result", data={"text/plain": str(n)}, execution_count=1),
+              st.integers(0, 9)),
+    st.builds(lambda text: new_output("error", ename="ValueError", evalue=text, traceback=[]), st.text(max_size=3)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(OUTPUTS, max_size=8))
+def test_streams_are_joined_as_nbconvert_joins_them(outputs):
+    ours, theirs = new_code_cell("print(1)", outputs=outputs), new_code_cell("print(1)", outputs=copy.deepcopy(outputs))
+    coalesce_streams(ours)
+    CoalesceStreamsPreprocessor().preprocess_cell(theirs, {}, 0)
+    assert ours.outputs == theirs.outputs
