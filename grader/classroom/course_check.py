@@ -28,10 +28,11 @@ from ..authoring.notebooks import dumps, read_notebook, tidy, write_atomic
 from ..course_config import course_strict
 from ..errors import GraderError, MissingPath
 from ..grading.execute import DEFAULT_LIMITS, CellStatus, Limits, execute
-from ..grading.mistakes import wrong_answers
+from ..grading.mistakes import CODE, wrong_answers
 from ..grading.pipeline import grade_notebooks
 from ..grading.preload import imported_modules
 from ..grading.reference import reference_for
+from ..grading.report import Report
 from ..grading.testcells import in_kernel, without_hidden_part
 from ..grading.testcells import problems as rule_problems
 from ..kernels.supply import worker_supply
@@ -149,26 +150,42 @@ def check_student(source_path: Path, student_path: Path, limits: Limits = DEFAUL
 
 def check_mistakes(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[str]:
     """Each written-down wrong answer, graded as a submission (the solution with that one answer in its place),
-    loses points and is named as itself (``grader.grading.mistakes``)."""
+    loses points and is named as itself (``grader.grading.mistakes``); each written-down correct variant
+    (``correct_variant_for``), graded the same way, earns every point, hidden tests included."""
     source = read_notebook(path)
     student = student_version(source, str(path))
     reference = reference_for(source, student, limits, worker_supply(), mistakes=True, disk=True)
     problems = []
-    for answer in wrong_answers(source):
+
+    def graded(answer_id: str, exercise: str, code: str) -> Report | None:
         submission = copy.deepcopy(source)
-        cell = next((c for c in submission.cells if grade_id(c) == answer.exercise and is_solution(c)), None)
+        cell = next((c for c in submission.cells if grade_id(c) == exercise and is_solution(c)), None)
         if cell is None:
-            problems.append(f"{path}: {answer.id}: written down for {answer.exercise}, which is no exercise")
+            problems.append(f"{path}: {answer_id}: written down for {exercise}, which is no exercise")
+            return None
+        cell.source = code
+        return grade_notebooks(source, submission, limits=limits, names=(str(path), answer_id),
+                               supply=worker_supply(), student=student, reference=reference)[0]
+
+    for answer in wrong_answers(source):
+        report = graded(answer.id, answer.exercise, answer.code)
+        if report is None:
             continue
-        cell.source = answer.code
-        report, _ = grade_notebooks(source, submission, limits=limits, names=(str(path), answer.id),
-                                    supply=worker_supply(), student=student, reference=reference)
         named = [m["id"] for m in report.mistakes]
         if report.score >= report.max_score:
             problems.append(f"{path}: {answer.id}: the wrong answer for {answer.exercise} earns full marks")
         elif answer.id not in named:
             problems.append(f"{path}: {answer.id}: graded as a submission, it is named as {named or 'nothing'}, "
                             "not as itself (does an earlier exercise's test change what its tests see?)")
+    for cell in source.cells:
+        exercise, match = cell.get("metadata", {}).get("correct_variant_for"), CODE.search(cell.get("source", ""))
+        if isinstance(exercise, str) and match:
+            variant = grade_id(cell) or f"variant of {exercise}"
+            report = graded(variant, exercise, match.group(1))
+            if report is not None and report.score < report.max_score:
+                lost = [r.grade_id for r in report.exercises if r.points < r.max_points]
+                problems.append(f"{path}: {variant}: the correct variant for {exercise} earns "
+                                f"{report.score:g}/{report.max_score:g} (loses points in {', '.join(lost)})")
     return problems
 
 

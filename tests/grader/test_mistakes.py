@@ -10,10 +10,12 @@ import json
 
 import pytest
 from fixture_submissions import ALWAYS_3000, FULL_PRICE, RIGHT_CHARGE, SOURCE, WRITTEN, submission, with_wrong_answers
+from nbformat.v4 import new_markdown_cell
 
 from grader.authoring.generate import student_version
 from grader.authoring.notebooks import dumps, read_notebook
 from grader.classroom.batch import batch
+from grader.classroom.course_check import check_mistakes
 from grader.grading.execute import Limits
 from grader.grading.mistakes import mistake_table, wrong_answers
 from grader.grading.pipeline import grade_notebooks
@@ -141,3 +143,25 @@ def test_an_exception_type_alone_names_no_mistake():
     assert [m["id"] for m in same.mistakes] == ["charge_wrong_text"]  # the same message: the same mistake
     other, _ = graded(source, "def charge(price_cents):\n    return len(price_cents)")
     assert other.score < other.max_score and other.mistakes == []  # a TypeError too, and another mistake
+
+
+def variant_cell(gid, code, **metadata):
+    """A written-down answer for charge, as a solution notebook holds one (``correct_variant_for`` and the like)."""
+    cell = new_markdown_cell(f"**Otra forma.**\n\n```python\n{code}\n```")
+    cell.metadata.update(nbgrader={"grade": False, "grade_id": gid, "locked": True, "schema_version": 3,
+                                   "solution": False}, tags=["solution-only"], **metadata)
+    return cell
+
+
+def test_the_course_gate_refuses_a_correct_variant_that_loses_points_and_a_wrong_answer_that_does_not(tmp_path):
+    source = with_wrong_answers()
+    source.cells += [variant_cell("charge_right_halved", "def charge(price_cents):\n    return price_cents >> 1",
+                                  correct_variant_for="charge"),
+                     variant_cell("charge_right_but_wrong", ALWAYS_3000, correct_variant_for="charge"),
+                     variant_cell("charge_wrong_but_right", RIGHT_CHARGE, wrong_answer_for="charge",
+                                  wrong_answer_kind="other")]
+    path = tmp_path / "source.ipynb"
+    path.write_text(dumps(source), encoding="utf-8")
+    problems = check_mistakes(path, LIMITS)
+    assert [line.split(": ")[1] for line in problems] == ["charge_wrong_but_right", "charge_right_but_wrong"]
+    assert "earns 3/5 (loses points in test_charge)" in problems[1]
