@@ -8,6 +8,7 @@ from typing import Any
 
 import nbformat
 from nbformat import NotebookNode
+from pydantic import ConfigDict, TypeAdapter
 
 from ..authoring.course import graded_ids
 from ..authoring.generate import student_version
@@ -29,6 +30,8 @@ from .tracebacks import in_your_cell
 from .verdict import judge
 
 VISIBLE_ONLY_NOTE = say(Say.VISIBLE_ONLY)
+_KERNEL_CODES = TypeAdapter(dict[str, KernelCode], config=ConfigDict(strict=True))
+"""A cached ``rewrite_tests``, read back from its JSON: each field of its own type, or the entry is not trusted."""
 
 
 class WrongLesson(UnusableNotebook):
@@ -179,7 +182,7 @@ def grade_notebooks(source: NotebookNode, submission: NotebookNode, *, limits: L
     """
     check_submission(source, submission, names[1])
     student = student if student is not None else _student_of(source, names[0], disk and not visible_only)
-    codes = rewrite_tests(source, expected=visible_only)
+    codes = _tests_of(source, visible_only, disk and not visible_only)
     if not visible_only:
         reference = reference if reference is not None else reference_for(source, student, limits, supply,
                                                                            disk=disk)
@@ -218,6 +221,18 @@ def _student_of(source: NotebookNode, name: str, disk: bool) -> NotebookNode:
     if found is None:
         found = student_version(source, name)
         cache.store("student", key, found)  # a NotebookNode is a dict: JSON as it is
+    return found
+
+
+def _tests_of(source: NotebookNode, expected: bool, disk: bool) -> dict[str, KernelCode]:
+    """``rewrite_tests`` of the source; with ``disk``, kept in the disk cache (parsing every cell costs 0.2-0.4 s)."""
+    if not disk:
+        return rewrite_tests(source, expected=expected)
+    key = cache.key_of(source_key(source), "tests")
+    found = cache.load("tests", key, lambda data: _KERNEL_CODES.validate_json(json.dumps(data)))
+    if found is None:
+        found = rewrite_tests(source, expected=expected)
+        cache.store("tests", key, _KERNEL_CODES.dump_python(found, mode="json"))
     return found
 
 

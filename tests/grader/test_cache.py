@@ -13,6 +13,7 @@ from fixture_submissions import FULL_PRICE, SOURCE, submission, with_wrong_answe
 import grader.authoring.generate
 import grader.grading.pipeline
 import grader.grading.reference
+import grader.grading.testcells
 from grader.authoring.generate import student_version
 from grader.authoring.notebooks import read_notebook
 from grader.grading import cache
@@ -45,11 +46,13 @@ def self_grade(source, nb):
 
 
 def calls(monkeypatch):
-    """Count the runs the cache is meant to spare: the reference, the wrong answers' table, the student version."""
-    counted = {"reference": 0, "mistakes": 0, "student": 0}
+    """Count the work the cache is meant to spare: the reference, the wrong answers' table, the student version and
+    the test cells rewritten for the kernel."""
+    counted = {"reference": 0, "mistakes": 0, "student": 0, "tests": 0}
     for module, name, kind in ((grader.grading.reference, "run_reference", "reference"),
                                (grader.grading.reference, "mistake_table", "mistakes"),
-                               (grader.grading.pipeline, "student_version", "student")):
+                               (grader.grading.pipeline, "student_version", "student"),
+                               (grader.grading.pipeline, "rewrite_tests", "tests")):
         real = getattr(module, name)
 
         def counting(*args, _real=real, _kind=kind, **kwargs):
@@ -64,11 +67,12 @@ def test_a_repeat_self_grade_runs_nothing_but_the_submission(cache_dir, monkeypa
     source = computed(with_wrong_answers())
     counted = calls(monkeypatch)
     first = self_grade(source, submission(charge=FULL_PRICE))
-    assert counted == {"reference": 1, "mistakes": 1, "student": 1}
+    assert counted == {"reference": 1, "mistakes": 1, "student": 1, "tests": 1}
     again = self_grade(source, submission(charge=FULL_PRICE))
-    assert counted == {"reference": 1, "mistakes": 1, "student": 1}  # all three read back from the disk
+    assert counted == {"reference": 1, "mistakes": 1, "student": 1, "tests": 1}  # all four read back from the disk
     assert again.to_dict() == first.to_dict() and [m["id"] for m in again.mistakes] == ["charge_wrong_full_price"]
-    assert sorted(path.name.split("-")[0] for path in cache_dir.iterdir()) == ["mistakes", "reference", "student"]
+    assert sorted(path.name.split("-")[0] for path in cache_dir.iterdir()) == ["mistakes", "reference", "student",
+                                                                                "tests"]
 
 
 def test_an_exercise_left_as_its_stub_runs_no_wrong_answer(cache_dir, monkeypatch):
@@ -107,6 +111,25 @@ def test_a_corrupt_or_foreign_entry_is_ignored_and_rebuilt(cache_dir, monkeypatc
     assert counted["reference"] == 1  # run again, not trusted
     assert again.to_dict() == honest.to_dict()
     assert json.loads(entry.read_text(encoding="utf-8")) == saved  # and written back whole
+
+
+@pytest.mark.parametrize("damage", ["garbage", "wrong_type"])
+def test_a_damaged_entry_of_rewritten_tests_is_rewritten(cache_dir, monkeypatch, damage):
+    source = computed(read_notebook(SOURCE))
+    honest = self_grade(source, submission())
+    entry = next(cache_dir.glob("tests-*"))
+    saved = json.loads(entry.read_text(encoding="utf-8"))
+    if damage == "garbage":
+        entry.write_text("[", encoding="utf-8")
+    else:  # a check's number written as text: not what the grader writes, so not run in a kernel
+        forged = copy.deepcopy(saved)
+        forged["data"]["test_charge"]["checks"][0]["index"] = "0"
+        entry.write_text(json.dumps(forged), encoding="utf-8")
+    grader.grading.testcells._rewritten.cache_clear()  # as a new process would
+    counted = calls(monkeypatch)
+    again = self_grade(source, submission())
+    assert counted["tests"] == 1 and again.to_dict() == honest.to_dict()
+    assert json.loads(entry.read_text(encoding="utf-8")) == saved
 
 
 def test_a_self_check_in_a_release_caches_nothing(cache_dir):
