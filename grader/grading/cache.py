@@ -66,6 +66,16 @@ def load(kind: str, key: str, check: Callable[[Any], T]) -> T | None:
         return None
 
 
+def kept(kind: str, key: str, check: Callable[[Any], T], make: Callable[[], T],
+         encode: Callable[[T], Any] = lambda data: data) -> T:
+    """The entry's data if it can be trusted (``load``), else what ``make`` returns, stored as ``encode`` gives it."""
+    found = load(kind, key, check)
+    if found is None:
+        found = make()
+        store(kind, key, encode(found))
+    return found
+
+
 def store(kind: str, key: str, data: Any) -> None:
     """Write an entry (atomically); a folder that cannot be written is only a slower next run."""
     try:

@@ -216,24 +216,18 @@ def _student_of(source: NotebookNode, name: str, disk: bool) -> NotebookNode:
     """The source's student version; with ``disk``, kept in the disk cache (generating it imports nbgrader)."""
     if not disk:
         return student_version(source, name)
-    key = cache.key_of(source_key(source), "student")
-    found = cache.load("student", key, _notebook)
-    if found is None:
-        found = student_version(source, name)
-        cache.store("student", key, found)  # a NotebookNode is a dict: JSON as it is
-    return found
+    return cache.kept("student", cache.key_of(source_key(source), "student"), _notebook,
+                      lambda: student_version(source, name))  # a NotebookNode is a dict: JSON as it is
 
 
 def _tests_of(source: NotebookNode, expected: bool, disk: bool) -> dict[str, KernelCode]:
     """``rewrite_tests`` of the source; with ``disk``, kept in the disk cache (parsing every cell costs 0.2-0.4 s)."""
     if not disk:
         return rewrite_tests(source, expected=expected)
-    key = cache.key_of(source_key(source), "tests")
-    found = cache.load("tests", key, lambda data: _KERNEL_CODES.validate_json(json.dumps(data)))
-    if found is None:
-        found = rewrite_tests(source, expected=expected)
-        cache.store("tests", key, _KERNEL_CODES.dump_python(found, mode="json"))
-    return found
+    return cache.kept("tests", cache.key_of(source_key(source), "tests"),
+                      lambda data: _KERNEL_CODES.validate_json(json.dumps(data)),
+                      lambda: rewrite_tests(source, expected=expected),
+                      lambda codes: _KERNEL_CODES.dump_python(codes, mode="json"))
 
 
 def _notebook(data: Any) -> NotebookNode:

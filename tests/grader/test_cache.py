@@ -90,46 +90,42 @@ def test_a_changed_source_is_run_again(cache_dir, monkeypatch):
     assert counted["reference"] == 2 and len(list(cache_dir.glob("reference-*"))) == 2
 
 
-@pytest.mark.parametrize("damage", ["garbage", "foreign", "wrong_shape", "bad_value"])
-def test_a_corrupt_or_foreign_entry_is_ignored_and_rebuilt(cache_dir, monkeypatch, damage):
-    source = computed(read_notebook(SOURCE))
-    honest = self_grade(source, submission())
-    entry = next(cache_dir.glob("reference-*"))
-    saved = json.loads(entry.read_text(encoding="utf-8"))
-    if damage == "garbage":
-        entry.write_text("{ not json", encoding="utf-8")
-    elif damage == "foreign":  # another key's entry copied under this name: it names its own key
-        entry.write_text(json.dumps({**saved, "key": "0" * 64}), encoding="utf-8")
-    elif damage == "wrong_shape":
-        entry.write_text(json.dumps({**saved, "data": {"expected": [1, 2]}}), encoding="utf-8")
-    else:  # an expected value the grader could never have encoded: a "passing" forgery
-        forged = copy.deepcopy(saved)
-        forged["data"]["expected"]["test_charge"]["0"] = {"not": "a value node"}
-        entry.write_text(json.dumps(forged), encoding="utf-8")
-    counted = calls(monkeypatch)
-    again = self_grade(source, submission())
-    assert counted["reference"] == 1  # run again, not trusted
-    assert again.to_dict() == honest.to_dict()
-    assert json.loads(entry.read_text(encoding="utf-8")) == saved  # and written back whole
+def forged(saved, path, value):
+    """The saved entry with the item at ``path`` (keys and indexes under its data) replaced by ``value``."""
+    data = copy.deepcopy(saved)
+    inner = data["data"]
+    for step in path[:-1]:
+        inner = inner[step]
+    inner[path[-1]] = value
+    return json.dumps(data)
 
 
-@pytest.mark.parametrize("damage", ["garbage", "wrong_type"])
-def test_a_damaged_entry_of_rewritten_tests_is_rewritten(cache_dir, monkeypatch, damage):
+DAMAGES = {
+    ("reference", "garbage"): lambda saved: "{ not json",
+    # another key's entry copied under this name: it names its own key
+    ("reference", "foreign"): lambda saved: json.dumps({**saved, "key": "0" * 64}),
+    ("reference", "wrong_shape"): lambda saved: json.dumps({**saved, "data": {"expected": [1, 2]}}),
+    # an expected value the grader could never have encoded: a "passing" forgery
+    ("reference", "bad_value"): lambda saved: forged(saved, ("expected", "test_charge", "0"), {"not": "a value node"}),
+    ("tests", "garbage"): lambda saved: "[",
+    # a check's number written as text: not what the grader writes, so not run in a kernel
+    ("tests", "wrong_type"): lambda saved: forged(saved, ("test_charge", "checks", 0, "index"), "0"),
+}
+
+
+@pytest.mark.parametrize(("kind", "damage"), list(DAMAGES))
+def test_a_corrupt_or_foreign_entry_is_ignored_and_rebuilt(cache_dir, monkeypatch, kind, damage):
     source = computed(read_notebook(SOURCE))
     honest = self_grade(source, submission())
-    entry = next(cache_dir.glob("tests-*"))
+    entry = next(cache_dir.glob(f"{kind}-*"))
     saved = json.loads(entry.read_text(encoding="utf-8"))
-    if damage == "garbage":
-        entry.write_text("[", encoding="utf-8")
-    else:  # a check's number written as text: not what the grader writes, so not run in a kernel
-        forged = copy.deepcopy(saved)
-        forged["data"]["test_charge"]["checks"][0]["index"] = "0"
-        entry.write_text(json.dumps(forged), encoding="utf-8")
+    entry.write_text(DAMAGES[kind, damage](saved), encoding="utf-8")
     grader.grading.testcells._rewritten.cache_clear()  # as a new process would
     counted = calls(monkeypatch)
     again = self_grade(source, submission())
-    assert counted["tests"] == 1 and again.to_dict() == honest.to_dict()
-    assert json.loads(entry.read_text(encoding="utf-8")) == saved
+    assert counted[kind] == 1  # made again, not trusted
+    assert again.to_dict() == honest.to_dict()
+    assert json.loads(entry.read_text(encoding="utf-8")) == saved  # and written back whole
 
 
 def test_a_self_check_in_a_release_caches_nothing(cache_dir):
